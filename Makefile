@@ -32,9 +32,9 @@ pyz: $(STAMP)
 
 run: pyz
 	rm -rf "$(SCRATCH)" && mkdir -p "$(SCRATCH)"
-	cd demo && CCM_DEMO_ROOT="$(SCRATCH)" ../dist/ccm.pyz apply manifest.yaml
+	cd demo && CCM_DEMO_ROOT="$(SCRATCH)" CCM_DEMO_OWNER="$$(id -un)" CCM_DEMO_GROUP="$$(id -gn)" ../dist/ccm.pyz apply manifest.yaml
 	@echo "--- second run: everything should be stable ---"
-	cd demo && CCM_DEMO_ROOT="$(SCRATCH)" ../dist/ccm.pyz apply manifest.yaml
+	cd demo && CCM_DEMO_ROOT="$(SCRATCH)" CCM_DEMO_OWNER="$$(id -un)" CCM_DEMO_GROUP="$$(id -gn)" ../dist/ccm.pyz apply manifest.yaml
 	@echo "--- demo output in $(SCRATCH) ---"
 	@find "$(SCRATCH)" -type f | sort
 

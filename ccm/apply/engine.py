@@ -1,0 +1,75 @@
+"""Executing a resolved manifest: strictly in declaration order, one event per resource,
+each recorded before the next starts (so ``require``/``subscribe`` see it)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+from ccm.apply.manifest import MAX_DEPTH, Manifest
+from ccm.log import internal
+from ccm.model.errors import CCMError, ManifestError
+from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.report import log_event
+from ccm.resources import base
+
+log = internal("ccm.apply")
+
+
+@dataclass
+class ExecutionResult:
+    events: List[TransactionEvent] = field(default_factory=list)
+    summary: SessionSummary = field(default_factory=SessionSummary)
+    terminated: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return any(e.failed for e in self.events)
+
+    @property
+    def changed(self) -> bool:
+        return any(e.changed for e in self.events)
+
+
+def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
+            user_log: Any = None) -> ExecutionResult:
+    if manager.noop and health_check_only:
+        raise CCMError("cannot set healthcheck only and noop mode at the same time")
+    if manager.depth >= MAX_DEPTH:
+        raise ManifestError(f"maximum apply depth of {MAX_DEPTH} exceeded")
+    started = time.monotonic()
+    ulog = user_log or manager.user_log
+    if health_check_only:
+        ulog = ulog.bind(healthcheck=True)
+        ulog.info("Executing manifest health checks", manifest=manifest.source, resources=len(manifest.resources))
+    else:
+        ulog.info("Executing manifest", manifest=manifest.source, resources=len(manifest.resources))
+    if not nested:
+        manager.session.start_session(manifest.source)
+
+    result = ExecutionResult()
+    saved_log = manager.user_log
+    manager.user_log = ulog
+    try:
+        for entry in manifest.resources:
+            props = entry.props.copy()
+            event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
+            if not health_check_only or event.health_checks:
+                log_event(ulog, event)
+            try:
+                manager.session.record(event)
+            except CCMError as exc:
+                ulog.error("Could not save event", error=str(exc))
+            publish = getattr(manager, "publish_registrations", None)
+            if publish is not None:
+                publish(event, props)
+            result.events.append(event)
+            if not health_check_only and manifest.fail_on_error and event.failed:
+                ulog.warn("Terminating manifest execution due to failed resource")
+                result.terminated = True
+                break
+    finally:
+        manager.user_log = saved_log
+        manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
+    result.summary = manager.session.summary()
+    return result

@@ -1,0 +1,360 @@
+"""``ccm ensure <type> ...``: manage one resource imperatively (shell-script sessions),
+and ``ccm ensure api pipe``: one JSON/YAML request on stdin, one response on stdout.
+
+Each subcommand only turns flags into a raw property map; parsing, templating,
+validation and the apply flow are the same code a manifest uses.
+"""
+from __future__ import annotations
+
+import argparse
+import grp
+import os
+import pwd
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ccm.cli.common import ArgumentParser, parse_map, to_json
+from ccm.cli.setup import add_bool, build_manager
+from ccm.model.errors import CCMError, UsageError, ValidationError
+
+_UNSET = object()
+
+
+def _parent_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--noop", action="store_true", help="do not change anything")
+    p.add_argument("--session", default=None, metavar="DIR", help="session directory (env CCM_SESSION_STORE)")
+    p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or ".hiera", metavar="SOURCE",
+                   help="Hiera data for templates (default .hiera, env CCM_HIERA_DATA)")
+    add_bool(p, "read-env", True, "read ./.env")
+    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"), help="NATS context")
+    p.add_argument("-R", "--registration", default="REGISTRATION", help="registration stream")
+
+
+def _common_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--alias", help="alternative name for logs and references")
+    p.add_argument("--check", metavar="COMMAND", help="nagios-style health check command")
+    p.add_argument("--check-tries", type=int, default=5, metavar="N", help="health check attempts (default 5)")
+    p.add_argument("--check-sleep", default="1s", metavar="DURATION", help="pause between attempts (default 1s)")
+    p.add_argument("--if", dest="control_if", metavar="EXPR", help="manage only when EXPR is true")
+    p.add_argument("--unless", dest="control_unless", metavar="EXPR", help="skip when EXPR is true")
+    p.add_argument("--provider", help="force a provider")
+    p.add_argument("--require", action="append", default=[], metavar="type#name", help="fail-gate on a resource")
+
+
+def _common_props(args: argparse.Namespace) -> Dict[str, Any]:
+    props: Dict[str, Any] = {}
+    if args.alias:
+        props["alias"] = args.alias
+    if args.provider:
+        props["provider"] = args.provider
+    if args.require:
+        props["require"] = list(args.require)
+    control = {}
+    if args.control_if:
+        control["if"] = args.control_if
+    if args.control_unless:
+        control["unless"] = args.control_unless
+    if control:
+        props["control"] = control
+    if args.check:
+        props["health_checks"] = [{"command": args.check, "tries": args.check_tries, "try_sleep": args.check_sleep}]
+    return props
+
+
+# --- per type ---------------------------------------------------------------------------
+
+def _package_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name")
+    p.add_argument("ensure", nargs="?", default="present")
+
+
+def _package_props(args: argparse.Namespace) -> Dict[str, Any]:
+    return {"name": args.name, "ensure": args.ensure}
+
+
+def _service_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name")
+    p.add_argument("ensure", nargs="?", default="running")
+    p.add_argument("--enable", action="store_true", help="enable at boot")
+    p.add_argument("--disable", action="store_true", help="disable at boot")
+    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name", help="restart when it changed")
+
+
+def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
+    if args.enable and args.disable:
+        raise UsageError("cannot specify both enable and disable flags")
+    props: Dict[str, Any] = {"name": args.name, "ensure": args.ensure}
+    if args.enable:
+        props["enable"] = True
+    if args.disable:
+        props["enable"] = False
+    if args.subscribe:
+        props["subscribe"] = list(args.subscribe)
+    return props
+
+
+def _current_owner() -> Tuple[str, str]:
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return user, group
+
+
+def _file_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name")
+    p.add_argument("ensure", nargs="?", default="present")
+    p.add_argument("--owner", metavar="USER:GROUP", help="owner and group (default: the current user and group)")
+    p.add_argument("--mode", default=None, help="octal mode (default 0644, 0755 for directories)")
+    p.add_argument("--content", default=None, help="file content (templated)")
+    p.add_argument("--content-file", metavar="FILE", help="read the content from FILE")
+    p.add_argument("--source", metavar="FILE", help="copy FILE verbatim")
+
+
+def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
+    from ccm.cli.common import require_file
+
+    if args.content is not None and args.content_file:
+        raise UsageError("cannot specify both contents and contents-file")
+    if args.source and (args.content is not None or args.content_file):
+        raise UsageError("cannot specify both source and contents or contents-file")
+    owner, group = _current_owner()
+    if args.owner:
+        o, sep, g = args.owner.partition(":")
+        owner = o or owner
+        if sep:
+            group = g or group
+    mode = args.mode or ("0755" if args.ensure == "directory" else "0644")
+    props: Dict[str, Any] = {"name": os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name,
+                             "ensure": args.ensure, "owner": owner, "group": group, "mode": mode}
+    if args.content is not None:
+        props["content"] = args.content
+    elif args.content_file:
+        require_file(args.content_file)
+        with open(args.content_file, "r", encoding="utf-8") as fh:
+            props["content"] = fh.read()
+    if args.source:
+        require_file(args.source)
+        props["source"] = os.path.abspath(args.source)
+    return props
+
+
+def _exec_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="command")
+    p.add_argument("--creates", metavar="FILE")
+    p.add_argument("--returns", action="append", type=int, default=None, metavar="N")
+    p.add_argument("--timeout", default="1m")
+    p.add_argument("--cwd", metavar="DIR")
+    p.add_argument("-e", "--environment", action="append", default=[], metavar="K=V")
+    p.add_argument("--path", metavar="PATH")
+    p.add_argument("--refresh-only", action="store_true")
+    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name")
+    p.add_argument("--logoutput", action="store_true")
+    p.add_argument("--exec-if", metavar="CMD", help="run only if CMD exits 0 (onlyif)")
+    p.add_argument("--exec-unless", metavar="CMD", help="run only if CMD exits non-zero (unless)")
+
+
+def _exec_props(args: argparse.Namespace) -> Dict[str, Any]:
+    props: Dict[str, Any] = {"name": args.name, "ensure": "present", "timeout": args.timeout,
+                             "returns": args.returns or [0]}
+    for key, value in (("creates", args.creates), ("cwd", args.cwd), ("path", args.path),
+                       ("onlyif", args.exec_if), ("unless", args.exec_unless)):
+        if value:
+            props[key] = value
+    if args.environment:
+        props["environment"] = list(args.environment)
+    if args.subscribe:
+        props["subscribe"] = list(args.subscribe)
+    if args.refresh_only:
+        props["refreshonly"] = True
+    if args.logoutput:
+        props["logoutput"] = True
+    return props
+
+
+def _extra(name: str) -> Callable[..., Any]:
+    def call(*a: Any) -> Any:
+        from ccm.cli import ensure_extra
+
+        return getattr(ensure_extra, name)(*a)
+    return call
+
+
+# type -> (aliases, add_args, to_props, help)
+SUBCOMMANDS: Dict[str, Tuple[Tuple[str, ...], Callable[..., Any], Callable[..., Any], str]] = {
+    "package": (("pkg",), _package_args, _package_props, "Manage a package"),
+    "service": (("svc",), _service_args, _service_props, "Manage a service"),
+    "file": ((), _file_args, _file_props, "Manage a file or directory"),
+    "exec": ((), _exec_args, _exec_props, "Run a command"),
+    "archive": ((), _extra("add_archive_args"), _extra("archive_properties"), "Download and extract an archive"),
+    "scaffold": ((), _extra("add_scaffold_args"), _extra("scaffold_properties"), "Render a template directory"),
+}
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ccm ensure", description="Manage a single resource")
+    _parent_flags(p)
+    sub = p.add_subparsers(dest="type", metavar="<type>", parser_class=ArgumentParser)
+    for type_name, (aliases, add_args, _props, help_text) in SUBCOMMANDS.items():
+        sp = sub.add_parser(type_name, aliases=list(aliases), help=help_text)
+        _parent_flags_defaults(sp)
+        add_args(sp)
+        _common_flags(sp)
+    api = sub.add_parser("api", help="JSON/YAML request and response on stdin/stdout")
+    _parent_flags_defaults(api)
+    api.add_argument("mode", choices=("pipe", "piped"))
+    api.add_argument("--yaml", action="store_true", help="answer in YAML")
+    return p
+
+
+def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
+    """Parent flags are accepted after the subcommand too (fisk does this)."""
+    for action in ("--noop",):
+        sp.add_argument(action, action="store_true", default=argparse.SUPPRESS)
+    sp.add_argument("--session", default=argparse.SUPPRESS, metavar="DIR")
+    sp.add_argument("--hiera", default=argparse.SUPPRESS, metavar="SOURCE")
+    sp.add_argument("--read-env", dest="read_env", action="store_true", default=argparse.SUPPRESS)
+    sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS)
+    sp.add_argument("--context", default=argparse.SUPPRESS)
+    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS)
+
+
+_CANONICAL = {alias: name for name, (aliases, *_rest) in SUBCOMMANDS.items() for alias in aliases}
+
+
+def _session_dir(args: argparse.Namespace) -> Optional[str]:
+    if args.session is not None:
+        if not args.session.strip():
+            raise UsageError("session store should not be empty")
+        return args.session
+    return os.environ.get("CCM_SESSION_STORE") or None
+
+
+def _manager(args: argparse.Namespace) -> Any:
+    manager = build_manager(noop=args.noop, session_dir=_session_dir(args), read_env=args.read_env,
+                            nats_context=args.context, registration_stream=args.registration)
+    _load_hiera(manager, args.hiera)
+    return manager
+
+
+def _load_hiera(manager: Any, source: Optional[str]) -> None:
+    if not source:
+        return
+    from ccm.data.sources import resolve_source
+
+    resolution = resolve_source(source, manager.facts(), cwd=os.getcwd(), missing_ok=True)
+    if resolution is not None:
+        from ccm.data.hiera import validate_rules
+
+        validate_rules(resolution.rules, resolution.data, source_name=source)
+        manager.set_data(resolution.data)
+
+
+def prepare(manager: Any, type_name: str, raw: Dict[str, Any]) -> Any:
+    """Raw properties -> validated Properties, exactly as a manifest resource would be."""
+    from ccm.resources import properties as P
+
+    spec = manager.registry.spec(type_name)
+    label = f"{type_name}#{raw.get('name', '?')}"
+    props = P.build(spec, raw, label=label)
+    env = manager.template_environment()
+    try:
+        P.render_phase(props, env, "parse")
+    except CCMError as exc:
+        raise ValidationError(str(exc), resource=label) from None
+    P.validate(spec, props, label=props.resource_id)
+    P.check_deferred(props, props.resource_id)
+    P.check_control(props, props.resource_id)
+    return props
+
+
+def run(argv: List[str]) -> int:
+    args = parser().parse_args(argv)
+    if not args.type:
+        raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
+    if args.type == "api":
+        return run_pipe(args)
+    type_name = _CANONICAL.get(args.type, args.type)
+    session_dir = _session_dir(args)
+    if args.require and not session_dir:
+        raise UsageError("session store should be set when using requires")
+    if type_name == "service" and args.subscribe and not session_dir:
+        raise UsageError("session store should be set when using subscribe")
+    raw = SUBCOMMANDS[type_name][2](args)
+    raw.update(_common_props(args))
+    manager = _manager(args)
+    props = prepare(manager, type_name, raw)
+    event = manager.apply_resource(props)
+    manager.record(event)
+    manager.log_event(event)
+    return 1 if event.failed else 0
+
+
+# --- the pipe API -------------------------------------------------------------------------
+
+def _respond(payload: Dict[str, Any], as_yaml: bool) -> None:
+    from ccm.model.events import ENSURE_RESPONSE_PROTOCOL
+
+    doc = {"protocol": ENSURE_RESPONSE_PROTOCOL}
+    doc.update(payload)
+    if as_yaml:
+        from ccm import yamlio
+
+        sys.stdout.write(yamlio.dump(doc, sort_keys=False))
+    else:
+        sys.stdout.write(to_json(doc) + "\n")
+    sys.stdout.flush()
+
+
+def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, Any]:
+    """One pipe request -> ``{"state": event}`` or ``{"error": message}``."""
+    from ccm import yamlio
+    from ccm.apply.manifest import flatten
+    from ccm.model.events import ENSURE_REQUEST_PROTOCOL
+
+    try:
+        request = yamlio.load(text) if text.strip() else None
+    except yamlio.YAMLError:
+        request = None
+    if not isinstance(request, dict) or request.get("protocol") != ENSURE_REQUEST_PROTOCOL:
+        proto = request.get("protocol", "") if isinstance(request, dict) else ""
+        return {"error": f'invalid protocol "{proto}"'}
+    type_name = request.get("type")
+    if not type_name:
+        return {"error": "missing type in request"}
+    raw_props = request.get("properties")
+    if not raw_props:
+        return {"error": "missing properties in request"}
+    try:
+        manager = manager_factory()
+        if not manager.registry.has_type(type_name):
+            return {"error": f"invalid resource: unknown resource type {type_name}"}
+        flat = flatten([{type_name: raw_props}], manager.registry)
+        if not flat:
+            return {"error": "no resources found"}
+        if len(flat) > 1:
+            return {"error": "multiple resources found"}
+        props = prepare(manager, type_name, flat[0][2])
+        event = manager.apply_resource(props)
+        manager.record(event)
+        return {"state": event.to_dict()}
+    except CCMError as exc:
+        return {"error": str(exc)}
+
+
+def run_pipe(args: argparse.Namespace) -> int:
+    from ccm.log import UserLogger
+
+    def factory() -> Any:
+        manager = _manager(args)
+        manager.user_log = UserLogger(stream=sys.stderr)  # stdout carries only the response
+        return manager
+
+    text = sys.stdin.read()
+    _respond(handle_request(factory, text), args.yaml)
+    return 0

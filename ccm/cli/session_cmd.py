@@ -1,0 +1,59 @@
+"""``ccm session new|report``: sessions for shell scripts driving ``ccm ensure``."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from typing import List
+
+from ccm.cli.common import ArgumentParser, to_json
+from ccm.model.errors import UsageError, ValidationError
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ccm session", description="Manage shell-script sessions")
+    sub = p.add_subparsers(dest="action", metavar="<action>", parser_class=ArgumentParser)
+    new = sub.add_parser("new", aliases=["start", "create"], help="create a session directory")
+    new.add_argument("--directory", metavar="DIR", help="use DIR (created, must not exist yet)")
+    rep = sub.add_parser("report", help="summarise a session")
+    rep.add_argument("--session", default=os.environ.get("CCM_SESSION_STORE") or None, metavar="DIR")
+    rep.add_argument("--remove", action="store_true", help="remove the session directory afterwards (only under TMPDIR)")
+    rep.add_argument("--json", action="store_true", help="every event and the summary as one JSON document")
+    return p
+
+
+def run(argv: List[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.action in ("new", "start", "create"):
+        if args.directory:
+            if os.path.isdir(args.directory):
+                raise ValidationError(f"session store {args.directory} already exists")
+            os.makedirs(args.directory, mode=0o755)
+            directory = args.directory
+        else:
+            directory = tempfile.mkdtemp(prefix="ccm-session-")
+        print(f"export CCM_SESSION_STORE={directory}")
+        return 0
+    if args.action == "report":
+        if not args.session:
+            raise ValidationError("no session store specified")
+        from ccm.session.directory import DirectoryStore
+
+        store = DirectoryStore(args.session)
+        summary = store.summary()
+        if args.json:
+            from ccm.report import json_report
+
+            sys.stdout.write(to_json(json_report(store.transaction_events(), summary)) + "\n")
+        else:
+            from ccm.report import session_summary
+
+            sys.stdout.write(session_summary(summary))
+        if args.remove:
+            tmp = os.path.realpath(tempfile.gettempdir())
+            target = os.path.realpath(os.path.abspath(args.session))
+            if target.startswith(tmp + os.sep) and target != tmp:
+                shutil.rmtree(target, ignore_errors=True)
+        return 0
+    raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")

@@ -1,0 +1,46 @@
+"""Building a manager from command-line options: the glue every command shares."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional
+
+from ccm.cli.common import load_data_file, parse_map
+
+
+def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dict[str, Any]:
+    """``--fact`` map, then ``--facts`` file deep-merged over it (file wins)."""
+    from ccm.data.merge import deep_merge
+
+    facts: Dict[str, Any] = dict(parse_map(fact_items))
+    if facts_file:
+        facts = deep_merge(facts, load_data_file(facts_file))
+    return facts
+
+
+def environ(read_env: bool) -> Dict[str, str]:
+    from ccm.data.dotenv import build_environ
+
+    return build_environ(os.environ, os.getcwd(), read_env)
+
+
+def build_manager(*, noop: bool = False, session_dir: Optional[str] = None,
+                  extra_facts: Optional[Dict[str, Any]] = None, read_env: bool = True,
+                  nats_context: str = "CCM", registration_stream: str = "REGISTRATION",
+                  metrics: Any = None) -> Any:
+    from ccm.manager import build
+
+    return build(noop=noop, session_dir=session_dir, extra_facts=extra_facts, environ=environ(read_env),
+                 nats_context=nats_context, registration_stream=registration_stream, metrics=metrics)
+
+
+def add_bool(parser: Any, name: str, default: bool, help_text: str) -> None:
+    """A negatable boolean flag: ``--name`` / ``--no-name``."""
+    dest = name.replace("-", "_")
+    parser.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_text)
+    parser.add_argument(f"--no-{name}", dest=dest, action="store_false", help=argparse_suppress())
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS

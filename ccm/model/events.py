@@ -1,0 +1,369 @@
+"""Transaction events, session start events, resource states and the session summary.
+
+One dataclass per wire object; JSON field order and omit-empty rules follow upstream
+exactly (``events-and-observability.md``), so mixed fleets parse each other's events.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Optional
+
+EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
+SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
+ENSURE_REQUEST_PROTOCOL = "io.choria.ccm.v1.resource.ensure.request"
+ENSURE_RESPONSE_PROTOCOL = "io.choria.ccm.v1.resource.ensure.response"
+
+ZERO_TIME = "0001-01-01T00:00:00Z"
+
+# Health check statuses equal the nagios exit codes.
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+STATUS_NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
+
+
+def state_protocol(type_name: str) -> str:
+    return f"io.choria.ccm.v1.resource.{type_name}.state"
+
+
+# --- time helpers -----------------------------------------------------------------------
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+def rfc3339(ns: Optional[int]) -> str:
+    """Go ``RFC3339Nano`` in UTC: fraction trimmed of trailing zeros, none when zero."""
+    if not ns:
+        return ZERO_TIME
+    secs, frac = divmod(int(ns), 1_000_000_000)
+    base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        base += "." + f"{frac:09d}".rstrip("0")
+    return base + "Z"
+
+
+def parse_rfc3339(text: str) -> int:
+    """Parse an RFC 3339 timestamp (as written by us or upstream) into epoch nanoseconds."""
+    if not text or text.startswith("0001-01-01"):
+        return 0
+    s = text.strip()
+    tz = 0
+    if s.endswith("Z"):
+        s = s[:-1]
+    else:
+        sign_pos = max(s.rfind("+"), s.rfind("-"))
+        if sign_pos > 10:
+            off = s[sign_pos:]
+            s = s[:sign_pos]
+            hh, mm = off[1:].split(":")
+            tz = (int(hh) * 3600 + int(mm) * 60) * (1 if off[0] == "+" else -1)
+    frac_ns = 0
+    if "." in s:
+        s, frac = s.split(".", 1)
+        frac_ns = int(frac.ljust(9, "0")[:9])
+    dt = datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return (int(dt.timestamp()) - tz) * 1_000_000_000 + frac_ns
+
+
+# --- KSUID ------------------------------------------------------------------------------
+
+_KSUID_EPOCH = 1_400_000_000
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def new_ksuid(ts: Optional[float] = None) -> str:
+    """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
+    secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
+    raw = secs.to_bytes(4, "big") + os.urandom(16)
+    n = int.from_bytes(raw, "big")
+    out = []
+    while n:
+        n, r = divmod(n, 62)
+        out.append(_B62[r])
+    return "".join(reversed(out)).rjust(27, "0")
+
+
+def is_ksuid(text: str) -> bool:
+    return isinstance(text, str) and len(text) == 27 and all(c in _B62 for c in text)
+
+
+# --- resource state ---------------------------------------------------------------------
+
+@dataclass
+class ResourceState:
+    """The observed state a type reports (``status`` in events).
+
+    ``extra`` holds the per-type fields that follow the common ones (``metadata`` for
+    most types; ``exitcode`` and the guard flags for exec; counts for apply).
+    """
+
+    type: str
+    name: str
+    ensure: str = ""
+    changed: bool = False
+    refreshed: bool = False
+    stable: bool = False
+    noop: bool = False
+    noop_message: str = ""
+    timestamp_ns: int = field(default_factory=now_ns)
+    extra: Dict[str, Any] = field(default_factory=dict)
+    # Working values a type keeps between its steps (never serialised).
+    internal: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        return self.extra.get("metadata", {})
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "timestamp": rfc3339(self.timestamp_ns),
+            "protocol": state_protocol(self.type),
+            "type": self.type,
+            "name": self.name,
+            "ensure": self.ensure,
+            "changed": self.changed,
+            "refreshed": self.refreshed,
+            "stable": self.stable,
+            "noop": self.noop,
+        }
+        if self.noop_message:
+            out["noop_message"] = self.noop_message
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "ResourceState":
+        common = {"timestamp", "protocol", "type", "name", "ensure", "changed", "refreshed",
+                  "stable", "noop", "noop_message", "health_check"}
+        return cls(
+            type=d.get("type", ""), name=d.get("name", ""), ensure=d.get("ensure", ""),
+            changed=bool(d.get("changed")), refreshed=bool(d.get("refreshed")),
+            stable=bool(d.get("stable")), noop=bool(d.get("noop")),
+            noop_message=d.get("noop_message", "") or "",
+            timestamp_ns=parse_rfc3339(d.get("timestamp", "")),
+            extra={k: v for k, v in d.items() if k not in common},
+        )
+
+
+# --- health check results ---------------------------------------------------------------
+
+@dataclass
+class HealthCheckResult:
+    status: int
+    tries: int = 1
+    output: str = ""
+    name: str = ""   # not on the wire; used for logs and metrics
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES.get(self.status, "UNKNOWN")
+
+    def to_dict(self) -> Dict[str, Any]:
+        # Upstream serialises the status as an integer and the output under "Output".
+        return {"status": self.status, "tries": self.tries, "Output": self.output}
+
+    @classmethod
+    def from_dict(cls, d: Optional[Dict[str, Any]]) -> "HealthCheckResult":
+        if not d:
+            return cls(status=UNKNOWN, output="missing health check result")
+        status = d.get("status", UNKNOWN)
+        if isinstance(status, str):
+            status = {v.lower(): k for k, v in STATUS_NAMES.items()}.get(status.lower(), UNKNOWN)
+        return cls(status=int(status), tries=int(d.get("tries", 1) or 1),
+                   output=d.get("Output", d.get("output", "")) or "")
+
+
+# --- events -----------------------------------------------------------------------------
+
+@dataclass
+class TransactionEvent:
+    type: str
+    name: str
+    provider: str = ""
+    alias: str = ""
+    requested_ensure: str = ""
+    final_ensure: str = ""
+    duration_ns: int = 0
+    properties: Dict[str, Any] = field(default_factory=dict)
+    status: Optional[ResourceState] = None
+    noop_message: str = ""
+    health_checks: List[HealthCheckResult] = field(default_factory=list)
+    health_check_only: bool = False
+    errors: List[str] = field(default_factory=list)
+    changed: bool = False
+    refreshed: bool = False
+    failed: bool = False
+    skipped: bool = False
+    noop: bool = False
+    unmet_requirements: List[str] = field(default_factory=list)
+    event_id: str = field(default_factory=new_ksuid)
+    timestamp_ns: int = field(default_factory=now_ns)
+    protocol: str = EVENT_PROTOCOL
+
+    @property
+    def label(self) -> str:
+        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
+
+    @property
+    def ref(self) -> str:
+        return f"{self.type}#{self.name}"
+
+    def fail(self, message: str) -> None:
+        self.failed = True
+        if message:
+            self.errors.append(message)
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "protocol": self.protocol,
+            "event_id": self.event_id,
+            "timestamp": rfc3339(self.timestamp_ns),
+            "type": self.type,
+            "provider": self.provider,
+            "name": self.name,
+        }
+        if self.alias:
+            out["alias"] = self.alias
+        out["requested_ensure"] = self.requested_ensure
+        out["final_ensure"] = self.final_ensure
+        out["duration"] = int(self.duration_ns)
+        out["properties"] = self.properties
+        out["status"] = self.status.to_dict() if self.status is not None else None
+        if self.noop_message:
+            out["noop_message"] = self.noop_message
+        if self.health_checks:
+            out["health_check"] = [h.to_dict() for h in self.health_checks]
+        if self.health_check_only:
+            out["health_check_only"] = True
+        out["error"] = list(self.errors)
+        out["changed"] = self.changed
+        out["refreshed"] = self.refreshed
+        out["failed"] = self.failed
+        out["skipped"] = self.skipped
+        out["noop"] = self.noop
+        out["unmet_requirements"] = list(self.unmet_requirements)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "TransactionEvent":
+        status = d.get("status")
+        return cls(
+            protocol=d.get("protocol", EVENT_PROTOCOL), event_id=d.get("event_id", ""),
+            timestamp_ns=parse_rfc3339(d.get("timestamp", "")),
+            type=d.get("type", ""), provider=d.get("provider", ""), name=d.get("name", ""),
+            alias=d.get("alias", "") or "", requested_ensure=d.get("requested_ensure", "") or "",
+            final_ensure=d.get("final_ensure", "") or "", duration_ns=int(d.get("duration", 0) or 0),
+            properties=d.get("properties") or {},
+            status=ResourceState.from_dict(status) if isinstance(status, dict) else None,
+            noop_message=d.get("noop_message", "") or "",
+            health_checks=[HealthCheckResult.from_dict(h) for h in (d.get("health_check") or [])],
+            health_check_only=bool(d.get("health_check_only")),
+            errors=list(d.get("error") or []), changed=bool(d.get("changed")),
+            refreshed=bool(d.get("refreshed")), failed=bool(d.get("failed")),
+            skipped=bool(d.get("skipped")), noop=bool(d.get("noop")),
+            unmet_requirements=list(d.get("unmet_requirements") or []),
+        )
+
+
+@dataclass
+class SessionStartEvent:
+    event_id: str = field(default_factory=new_ksuid)
+    timestamp_ns: int = field(default_factory=now_ns)
+    protocol: str = SESSION_START_PROTOCOL
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"protocol": self.protocol, "event_id": self.event_id,
+                "timestamp": rfc3339(self.timestamp_ns)}
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "SessionStartEvent":
+        return cls(event_id=d.get("event_id", ""), timestamp_ns=parse_rfc3339(d.get("timestamp", "")))
+
+
+# --- summary ----------------------------------------------------------------------------
+
+@dataclass
+class SessionSummary:
+    start_time_ns: int = 0
+    end_time_ns: int = 0
+    total_duration_ns: int = 0
+    total_resources: int = 0
+    unique_resources: int = 0
+    changed_resources: int = 0
+    failed_resources: int = 0
+    skipped_resources: int = 0
+    stable_resources: int = 0
+    refreshed_count: int = 0
+    requirements_unmet_count: int = 0
+    health_checked_count: int = 0
+    health_check_ok_count: int = 0
+    health_check_warning_count: int = 0
+    health_check_critical_count: int = 0
+    health_check_unknown_count: int = 0
+    total_errors: int = 0
+
+    @classmethod
+    def build(cls, events: List[Any]) -> "SessionSummary":
+        s = cls()
+        unique = set()
+        duration_sum = 0
+        for ev in events:
+            if isinstance(ev, SessionStartEvent):
+                s.start_time_ns = ev.timestamp_ns
+                continue
+            s.total_resources += 1
+            unique.add(ev.ref)
+            duration_sum += ev.duration_ns
+            # the end of the event's work, not its creation (upstream misses the last resource's runtime)
+            s.end_time_ns = max(s.end_time_ns, ev.timestamp_ns + ev.duration_ns)
+            if ev.failed:
+                s.failed_resources += 1
+            elif ev.skipped:
+                s.skipped_resources += 1
+            elif ev.changed:
+                s.changed_resources += 1
+            else:
+                s.stable_resources += 1
+            if ev.refreshed:
+                s.refreshed_count += 1
+            s.requirements_unmet_count += len(ev.unmet_requirements)
+            for h in ev.health_checks:
+                s.health_checked_count += 1
+                if h.status == OK:
+                    s.health_check_ok_count += 1
+                elif h.status == WARNING:
+                    s.health_check_warning_count += 1
+                elif h.status == CRITICAL:
+                    s.health_check_critical_count += 1
+                else:
+                    s.health_check_unknown_count += 1
+        s.unique_resources = len(unique)
+        s.total_errors = s.failed_resources
+        if s.start_time_ns and s.end_time_ns:
+            s.total_duration_ns = max(0, s.end_time_ns - s.start_time_ns)
+        else:
+            s.total_duration_ns = duration_sum
+        return s
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "start_time": rfc3339(self.start_time_ns),
+            "end_time": rfc3339(self.end_time_ns),
+            "total_duration": self.total_duration_ns,
+            "total_resources": self.total_resources,
+            "unique_resources": self.unique_resources,
+            "changed_resources": self.changed_resources,
+            "failed_resources": self.failed_resources,
+            "skipped_resources": self.skipped_resources,
+            "stable_resources": self.stable_resources,
+            "refreshed_count": self.refreshed_count,
+            "requirements_unmet_count": self.requirements_unmet_count,
+            "health_checked_count": self.health_checked_count,
+            "health_check_ok_count": self.health_check_ok_count,
+            "health_check_warning_count": self.health_check_warning_count,
+            "health_check_critical_count": self.health_check_critical_count,
+            "health_check_unknown_count": self.health_check_unknown_count,
+            "total_errors": self.total_errors,
+        }

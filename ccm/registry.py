@@ -1,0 +1,151 @@
+"""The provider registry: resource types and their providers, imported lazily.
+
+Types are listed once, as module paths, in ``ccm.resources.BUILTIN_TYPES``; each type
+module exposes ``TYPE``, a ``TypeSpec``. Providers are registered per type by name
+(duplicates rejected) and selected by asking every factory ``is_manageable`` and taking
+the lowest priority number; ties go to the first registered.
+
+This is the only module-level mutable state in ccm; it is guarded by a lock and tests
+can ``reset()`` it.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from ccm.log import internal
+from ccm.model.errors import NoSuitableProvider, ValidationError
+from ccm.model.resource import COMMON_FIELDS, Field, Properties, TypeLogic
+
+log = internal("ccm.registry")
+
+
+class DuplicateProvider(ValueError):
+    pass
+
+
+@dataclass
+class TypeSpec:
+    """Everything ccm knows about one resource type, declared in one place."""
+
+    name: str
+    fields: Tuple[Field, ...]
+    logic: Callable[[], TypeLogic]
+    providers: Dict[str, str]                 # provider name -> "module:FactoryClass"
+    validate: Optional[Callable[[Properties], None]] = None
+    default_ensure: Optional[str] = None
+    prepare: Optional[Callable[[Dict[str, Any]], None]] = None   # defaults applied before validation
+    supports_status: bool = True
+    status_unsupported_message: str = ""
+    deferred_placeholders: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all_fields(self) -> Tuple[Field, ...]:
+        return COMMON_FIELDS + self.fields
+
+    @property
+    def field_map(self) -> Dict[str, Field]:
+        return {f.key: f for f in self.all_fields}
+
+
+def _import(path: str) -> Any:
+    module, _, attr = path.partition(":")
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod
+
+
+class Registry:
+    def __init__(self, builtin_types: Optional[Mapping[str, str]] = None):
+        self._lock = threading.RLock()
+        self._type_paths: Dict[str, str] = dict(builtin_types or {})
+        self._types: Dict[str, TypeSpec] = {}
+        self._factories: Dict[str, Dict[str, Any]] = {}
+
+    # --- types ---------------------------------------------------------------------
+
+    def type_names(self) -> List[str]:
+        return sorted(self._type_paths)
+
+    def has_type(self, name: str) -> bool:
+        return name in self._type_paths
+
+    def spec(self, name: str) -> TypeSpec:
+        with self._lock:
+            if name in self._types:
+                return self._types[name]
+            if name not in self._type_paths:
+                raise ValidationError(f"unknown resource type {name}")
+            spec: TypeSpec = _import(self._type_paths[name] + ":TYPE")
+            self._types[name] = spec
+            return spec
+
+    def register_type(self, module_path: str, name: str) -> None:
+        with self._lock:
+            self._type_paths[name] = module_path
+            self._types.pop(name, None)
+
+    # --- providers -----------------------------------------------------------------
+
+    def register(self, factory: Any) -> None:
+        with self._lock:
+            per_type = self._factories.setdefault(factory.type_name, {})
+            if factory.name in per_type:
+                raise DuplicateProvider(f"provider {factory.name} already registered for {factory.type_name}")
+            per_type[factory.name] = factory
+
+    def factories(self, type_name: str) -> List[Any]:
+        with self._lock:
+            if type_name not in self._factories:
+                spec = self.spec(type_name)
+                for path in spec.providers.values():
+                    self.register(_import(path)())
+            return list(self._factories.get(type_name, {}).values())
+
+    def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> Any:
+        """Pick the provider factory for ``props`` (a forced ``provider`` wins)."""
+        factories = self.factories(type_name)
+        forced = props.get("provider")
+        if forced:
+            for f in factories:
+                if f.name == forced:
+                    usable, _prio = f.is_manageable(facts, props)
+                    if not usable:
+                        raise NoSuitableProvider(
+                            f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
+                    return f
+            raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
+        candidates = []
+        for order, f in enumerate(factories):
+            try:
+                usable, prio = f.is_manageable(facts, props)
+            except Exception as exc:  # a broken probe must not hide the others
+                log.warning("Could not check if provider is manageable", extra={"kv": {"provider": f.name, "error": str(exc)}})
+                continue
+            if usable:
+                candidates.append((prio, order, f))
+        if not candidates:
+            raise NoSuitableProvider("no suitable provider found")
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        return candidates[0][2]
+
+
+_registry: Optional[Registry] = None
+_registry_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    global _registry
+    with _registry_lock:
+        if _registry is None:
+            from ccm.resources import BUILTIN_TYPES
+
+            _registry = Registry(BUILTIN_TYPES)
+        return _registry
+
+
+def reset() -> None:
+    global _registry
+    with _registry_lock:
+        _registry = None

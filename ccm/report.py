@@ -1,0 +1,93 @@
+"""Human output for events and summaries: the per-resource status line and the
+end-of-run summary blocks, in upstream's shape."""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from ccm.log import ERROR, INFO, WARN
+from ccm.model.durations import go_duration, round_ms, truncate_ms
+from ccm.model.events import SessionSummary, TransactionEvent
+
+
+def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]]:
+    """(level, message, attributes) of the status line for one event."""
+    attrs: List[Tuple[str, Any]] = [
+        ("ensure", event.requested_ensure),
+        ("runtime", go_duration(truncate_ms(event.duration_ns))),
+        ("provider", event.provider),
+    ]
+    if event.noop:
+        attrs.append(("noop", event.noop_message or "true"))
+    label = event.label
+    if event.failed:
+        attrs.append(("errors", ", ".join(event.errors)))
+        return ERROR, f"{label} failed", attrs
+    if event.unmet_requirements:
+        attrs += [("unmet", r) for r in event.unmet_requirements]
+        return ERROR, f"{label} skipped due to unmet requirement", attrs
+    if event.skipped:
+        return WARN, f"{label} skipped", attrs
+    if event.refreshed:
+        return WARN, f"{label} refreshed", attrs
+    if event.changed:
+        return WARN, f"{label} changed", attrs
+    return INFO, f"{label} stable", attrs
+
+
+def log_event(user_log: Any, event: TransactionEvent) -> None:
+    level, message, attrs = event_line(event)
+    user_log.log(level, message, *attrs)
+
+
+def _checked_line(s: SessionSummary) -> str:
+    line = f"{s.health_checked_count}"
+    if any((s.health_check_ok_count, s.health_check_critical_count, s.health_check_warning_count,
+            s.health_check_unknown_count)):
+        line += (f" (ok: {s.health_check_ok_count}, critical: {s.health_check_critical_count}, "
+                 f"warning: {s.health_check_warning_count} unknown: {s.health_check_unknown_count})")
+    return line
+
+
+def manifest_summary(s: SessionSummary) -> str:
+    rows = [
+        ("Run Time", go_duration(round_ms(s.total_duration_ns))),
+        ("Total Resources", s.total_resources),
+        ("Stable Resources", s.stable_resources),
+        ("Changed Resources", s.changed_resources),
+        ("Failed Resources", s.failed_resources),
+        ("Skipped Resources", s.skipped_resources),
+        ("Refreshed Resources", s.refreshed_count),
+        ("Unmet Requirements", s.requirements_unmet_count),
+        ("Checked Resources", _checked_line(s)),
+        ("Total Errors", s.total_errors),
+    ]
+    return "Manifest Run Summary\n\n" + "\n".join(f"{k:>21}: {v}" for k, v in rows) + "\n"
+
+
+def session_summary(s: SessionSummary) -> str:
+    rows: List[Tuple[str, Any]] = []
+    if s.total_duration_ns > 0:
+        rows.append(("Run Time", go_duration(round_ms(s.total_duration_ns))))
+    rows += [
+        ("Total Resources", s.total_resources),
+        ("Unique Resources", s.unique_resources),
+        ("Stable Resources", s.stable_resources),
+        ("Changed Resources", s.changed_resources),
+        ("Failed Resources", s.failed_resources),
+        ("Skipped Resources", s.skipped_resources),
+        ("Refreshed Resources", s.refreshed_count),
+        ("Total Errors", s.total_errors),
+    ]
+    return "\nSession Summary\n\n" + "\n".join(f"{k:>21}: {v}" for k, v in rows) + "\n"
+
+
+def one_line(s: SessionSummary) -> str:
+    parts = [f"resources={s.total_resources}", f"changed={s.changed_resources}", f"failed={s.failed_resources}",
+             f"skipped={s.skipped_resources}", f"stable={s.stable_resources}", f"refreshed={s.refreshed_count}"]
+    if s.health_checked_count:
+        for name, n in (("critical", s.health_check_critical_count), ("warning", s.health_check_warning_count),
+                        ("ok", s.health_check_ok_count), ("unknown", s.health_check_unknown_count)):
+            if n:
+                parts.append(f"health_{name}={n}")
+    parts.append(f"duration={go_duration(round_ms(s.total_duration_ns))}")
+    return "Session: " + ", ".join(parts)

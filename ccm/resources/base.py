@@ -1,0 +1,152 @@
+"""The shared apply flow, written once for every resource type.
+
+Order (seed 001): select the provider, ``control`` gate, deferred templates, ``require``
+gate, status, plan, act or describe (noop), verify convergence by re-reading status,
+health checks, finalize the event. The type's ``TypeLogic`` decides; this module runs.
+
+Every failure here becomes a failed event for this resource; nothing raises to the
+caller except programming errors, so one bad resource never aborts a run.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+from ccm.log import internal
+from ccm.model.errors import CCMError, SessionError
+from ccm.model.events import TransactionEvent
+from ccm.model.resource import DEFERRED, Properties, ResourceContext
+from ccm.resources import properties as P
+
+log = internal("ccm.resources")
+
+
+def _control_allows(props: Properties, env: Any) -> bool:
+    from ccm import expr
+
+    control = props.get("control") or {}
+    results = {}
+    for key in ("if", "unless"):
+        source = (control.get(key) or "").strip()
+        if not source:
+            continue
+        value = expr.evaluate(source, env)
+        if not isinstance(value, bool):
+            raise CCMError(f"control {key} expression {source!r} did not return a boolean (got {value!r})")
+        results[key] = value
+    return results.get("if", True) and not results.get("unless", False)
+
+
+def select_provider(manager: Any, props: Properties) -> Any:
+    factory = manager.registry.select(props.type_name, manager.facts(), props)
+    return factory, factory.new(manager.runner, manager.user_log)
+
+
+def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool = False,
+        log_attrs: Optional[dict] = None) -> TransactionEvent:
+    """Run one resource through the whole flow and return its (unrecorded) event."""
+    started = time.monotonic_ns()
+    event = TransactionEvent(type=props.type_name, name=props.name, alias=props.alias,
+                             requested_ensure=props.ensure, health_check_only=health_check_only)
+    event.properties = props.to_dict()
+    user_log = manager.user_log.bind(type=props.type_name, name=props.name)
+    try:
+        _flow(manager, spec, props, event, health_check_only, user_log)
+    except CCMError as exc:
+        event.fail(str(exc))
+    except Exception as exc:  # a bug in one type must not take the run down
+        log.debug("unexpected error", exc_info=True)
+        event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
+    event.properties = props.to_dict()
+    event.duration_ns = time.monotonic_ns() - started
+    return event
+
+
+def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
+          health_check_only: bool, user_log: Any) -> None:
+    factory, provider = select_provider(manager, props)
+    event.provider = factory.name
+
+    env = manager.template_environment()
+    if not _control_allows(props, env):
+        event.skipped = True
+        return
+
+    P.render_phase(props, env, DEFERRED)
+    event.properties = props.to_dict()
+
+    unmet = []
+    for ref in props.get("require") or []:
+        if manager.session.is_failed(ref):
+            unmet.append(ref)
+    if unmet:
+        event.skipped = True
+        event.unmet_requirements = unmet
+        return
+
+    if not health_check_only:
+        apply_started = time.monotonic()
+        try:
+            _apply(manager, spec, props, provider, event, user_log)
+        except CCMError as exc:
+            event.status = None
+            event.final_ensure = ""
+            event.fail(str(exc))
+        finally:
+            manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
+                                    type=props.type_name, provider=factory.name,
+                                    name=props.alias or props.name)
+
+    checks = props.get("health_checks") or []
+    if checks:
+        from ccm.healthcheck import run_checks
+
+        results, errors = run_checks(manager, props, checks, user_log)
+        event.health_checks = results
+        for err in errors:
+            event.fail(err)
+
+
+def _apply(manager: Any, spec: Any, props: Properties, provider: Any, event: TransactionEvent,
+           user_log: Any) -> None:
+    logic = spec.logic()
+    ctx = ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
+                          runner=manager.runner, should_refresh=manager.session.should_refresh,
+                          manager=manager, facts=manager.facts(), depth=getattr(manager, "depth", 0))
+    refresh = False
+    if logic.supports_refresh:
+        refs = logic.refresh_refs(props)
+        if refs:
+            try:
+                refresh = manager.session.should_refresh(refs)
+            except SessionError as exc:
+                raise CCMError(str(exc)) from None
+
+    before = logic.status(provider, props, ctx)
+    plan = logic.plan(props, before, refresh)
+    state = before
+    if plan.stable:
+        state.stable = True
+    elif ctx.noop and not getattr(logic, "acts_in_noop", False):
+        state.noop = True
+        state.noop_message = plan.noop_message
+        state.changed = True
+        state.stable = False
+    else:
+        acted = logic.act(provider, props, plan, ctx)
+        if ctx.noop:
+            state, ok, reason = logic.after_noop(props, plan, acted, before)
+        else:
+            state, ok, reason = logic.verify(provider, props, plan, acted, ctx)
+            if not ok:
+                event.status = state
+                raise CCMError(logic.desired_state_error(props, reason, acted))
+        state.changed = logic.changed(plan, before, state)
+        state.stable = ok
+    state.refreshed = plan.refresh
+    event.status = state
+    event.final_ensure = state.ensure
+    event.changed = state.changed
+    event.refreshed = state.refreshed
+    event.noop = manager.noop
+    event.noop_message = state.noop_message

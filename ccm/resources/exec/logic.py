@@ -1,0 +1,91 @@
+"""Exec decision logic: guards are observed in ``status``; ``plan`` is pure."""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Tuple
+
+from ccm.model.errors import ProviderError
+from ccm.model.events import ResourceState
+from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+
+
+def _creates_path(props: Properties) -> Optional[str]:
+    creates = props.get("creates")
+    if not creates:
+        return None
+    if not os.path.isabs(creates):
+        creates = os.path.join(props.get("cwd") or "/", creates)
+    return creates
+
+
+def returns_text(returns: Any) -> str:
+    return "[" + " ".join(str(r) for r in returns) + "]"
+
+
+class ExecLogic(TypeLogic):
+    supports_refresh = True
+
+    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+        state = ResourceState(type="exec", name=props.name, ensure="present")
+        creates = _creates_path(props)
+        if creates and os.path.exists(creates):
+            state.extra["creates_satisfied"] = True
+        for guard in ("onlyif", "unless"):
+            line = props.get(guard)
+            if not line:
+                continue
+            result = provider.run_guard(line, props)
+            if result.error:
+                raise ProviderError(f"{guard} guard {line!r} could not run: {result.error}")
+            if result.exit_code == 0:
+                state.extra[f"{guard}_satisfied"] = True
+        return state
+
+    def _guard_stable(self, props: Properties, state: ResourceState) -> bool:
+        if state.extra.get("creates_satisfied"):
+            return True
+        if props.get("onlyif") and not state.extra.get("onlyif_satisfied"):
+            return True
+        if props.get("unless") and state.extra.get("unless_satisfied"):
+            return True
+        return bool(props.get("refreshonly"))
+
+    def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
+        if refresh:
+            return Plan(("execute",), "Would have executed via subscribe", refresh=True)
+        if self._guard_stable(props, state):
+            return Plan()
+        return Plan(("execute",), "Would have executed", reason="command did not run and no guard short-circuited")
+
+    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
+        result = provider.execute(props)
+        if props.get("logoutput") and ctx.manager is not None:
+            for line in result.stdout.splitlines():
+                ctx.manager.user_log.info(line)
+        if result.error:
+            raise ProviderError(result.error)
+        return result.exit_code
+
+    def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
+        # The exit code is checked before `creates`: a command that ran and failed is a
+        # failure even if it left its marker file behind (upstream gap).
+        if acted is not None:
+            returns = props.get("returns") or [0]
+            if acted in returns:
+                return True, ""
+            return False, f"exit code {acted} not in allowed returns {returns_text(returns)}"
+        if self._guard_stable(props, state):
+            return True, ""
+        return False, "command did not run and no guard short-circuited"
+
+    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+               ctx: ResourceContext) -> Tuple[ResourceState, bool, str]:
+        state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted})
+        creates = _creates_path(props)
+        if creates and os.path.exists(creates):
+            state.extra["creates_satisfied"] = True
+        ok, reason = self.is_desired(props, state, acted)
+        return state, ok, reason
+
+    def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
+        return f"failed to reach desired state: exit code {acted}: {reason}"

@@ -1,0 +1,60 @@
+"""The file type: regular files and directories, their content and attributes."""
+from __future__ import annotations
+
+import os
+
+from ccm.model.errors import ValidationError
+from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties
+from ccm.registry import TypeSpec
+
+ENSURES = ("present", "absent", "directory")
+
+FIELDS = (
+    Field("content", template=DEFERRED),
+    Field("source", template=DEFERRED),
+    Field("owner"),
+    Field("group"),
+    Field("mode"),
+    Field("force", BOOL, template=NEVER),
+)
+
+
+def validate(props: Properties) -> None:
+    from ccm.resources.ownership import parse_mode
+
+    name, ensure = props.name, props.ensure
+    if ensure not in ENSURES and "{{" not in ensure:
+        raise ValidationError('invalid ensure value: must be one of "present", "absent" or "directory"', field="ensure")
+    if not os.path.isabs(name):
+        raise ValidationError("file path must be absolute", field="name")
+    if os.path.normpath(name) != name or name.startswith("//"):
+        raise ValidationError("file path must be canonical", field="name")
+    if props.get("force"):
+        if ensure != "absent":
+            raise ValidationError(f"'force: true' is only valid with 'ensure: absent', got 'ensure: {ensure}'", field="force")
+        if name == "/":
+            raise ValidationError("'force: true' cannot be used with the filesystem root", field="force")
+    if props["content"] is not None and props.get("source"):
+        raise ValidationError("'content' and 'source' are mutually exclusive", field="content")
+    if ensure != "absent":
+        for key in ("owner", "group", "mode"):
+            if not props.get(key):
+                raise ValidationError(f"{key} cannot be empty", field=key)
+        mode = props.get("mode")
+        if "{{" not in str(mode) and "${" not in str(mode):
+            parse_mode(mode)
+
+
+def _logic():
+    from ccm.resources.file.logic import FileLogic
+
+    return FileLogic()
+
+
+TYPE = TypeSpec(
+    name="file",
+    fields=FIELDS,
+    logic=_logic,
+    providers={"posix": "ccm.resources.file.posix:PosixFactory"},
+    validate=validate,
+)

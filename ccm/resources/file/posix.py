@@ -1,0 +1,167 @@
+"""posix provider for the file type: the only code that changes files on disk.
+
+Guarantees: content is written to a temp file in the target's directory, fsynced and
+renamed over the target (atomic replace; a symlink at the target is replaced, never
+followed); ownership before mode (chown clears setuid bits); attributes are never set
+through a symlink.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional, Tuple
+
+from ccm.model.errors import ProviderError
+from ccm.model.events import ResourceState, rfc3339
+from ccm.model.provider import Manageable
+from ccm.model.resource import Properties
+from ccm.resources.ownership import format_mode, gid_for, group_name, uid_for, user_name
+
+CHUNK = 1 << 20
+
+
+def _ids(owner: str, group: str) -> Tuple[int, int]:
+    uid = uid_for(owner)
+    if uid is None:
+        raise ProviderError(f'owner "{owner}" does not exist')
+    gid = gid_for(group)
+    if gid is None:
+        raise ProviderError(f'group "{group}" does not exist')
+    return uid, gid
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class PosixFileProvider:
+    name = "posix"
+
+    def __init__(self, runner: Any = None, log: Any = None):
+        self.log = log
+
+    def status(self, path: str) -> ResourceState:
+        meta = {"name": path, "provider": self.name, "extended": {}}
+        state = ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            meta.update({"owner": "", "group": "", "mode": "", "mtime": rfc3339(0)})
+            return state
+        except OSError as exc:
+            raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
+        meta["owner"] = user_name(st.st_uid)
+        meta["group"] = group_name(st.st_gid)
+        meta["mode"] = format_mode(st.st_mode)
+        meta["mtime"] = rfc3339(st.st_mtime_ns)
+        if st.st_size:
+            meta["size"] = st.st_size
+        if stat.S_ISDIR(st.st_mode):
+            state.ensure = "directory"
+        else:
+            state.ensure = "present"
+            try:
+                meta["checksum"] = _sha256(path)
+            except OSError as exc:
+                raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
+        # keep the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
+        order = ("name", "checksum", "owner", "group", "mode", "provider", "mtime", "size", "extended")
+        state.extra["metadata"] = {k: meta[k] for k in order if k in meta}
+        return state
+
+    def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
+        uid, gid = _ids(owner, group)
+        try:
+            if os.path.islink(path):
+                os.unlink(path)
+            os.makedirs(path, exist_ok=True)
+            os.chown(path, uid, gid, follow_symlinks=False)
+            os.chmod(path, mode)
+        except OSError as exc:
+            raise ProviderError(f"cannot create directory {path}: {exc.strerror or exc}") from None
+
+    def store(self, path: str, *, content: Optional[bytes], source: Optional[str], owner: str,
+              group: str, mode: int) -> None:
+        uid, gid = _ids(owner, group)
+        parent = os.path.dirname(path) or "/"
+        if not os.path.isdir(parent):
+            raise ProviderError(f'"{parent}" is not a directory')
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if source is not None:
+                    try:
+                        with open(source, "rb") as src:
+                            shutil.copyfileobj(src, out, CHUNK)
+                    except OSError as exc:
+                        raise ProviderError(f"cannot read source {source}: {exc.strerror or exc}") from None
+                else:
+                    out.write(content or b"")
+                out.flush()
+                os.fsync(out.fileno())
+            os.chown(tmp, uid, gid)
+            os.chmod(tmp, mode)
+            os.rename(tmp, path)
+        except OSError as exc:
+            raise ProviderError(f"cannot write {path}: {exc.strerror or exc}") from None
+        finally:
+            if os.path.lexists(tmp):
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+        try:
+            dfd = os.open(parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
+
+    def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None:
+        if os.path.islink(path):
+            raise ProviderError(f"{path} is a symlink; refusing to set attributes through it")
+        uid, gid = _ids(owner, group)
+        try:
+            os.chown(path, uid, gid, follow_symlinks=False)
+            os.chmod(path, mode)
+        except OSError as exc:
+            raise ProviderError(f"cannot set attributes of {path}: {exc.strerror or exc}") from None
+
+    def remove(self, path: str, *, force: bool = False) -> None:
+        try:
+            if os.path.islink(path) or not os.path.isdir(path):
+                os.unlink(path)
+            elif force:
+                shutil.rmtree(path)
+            else:
+                os.rmdir(path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise ProviderError(
+                    f"cannot remove {path}: directory is not empty, set 'force: true' to remove "
+                    f"non-empty directories: {exc.strerror}") from None
+            raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
+
+
+class PosixFactory:
+    type_name = "file"
+    name = "posix"
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        return Manageable(True, 1)
+
+    def new(self, runner: Any, log: Any) -> PosixFileProvider:
+        return PosixFileProvider(runner, log)

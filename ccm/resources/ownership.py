@@ -1,0 +1,84 @@
+"""Owner, group and mode helpers shared by the file and archive types.
+
+Pure apart from the passwd/group database lookups.
+"""
+from __future__ import annotations
+
+import grp
+import pwd
+from typing import Optional, Union
+
+from ccm.model.errors import ValidationError
+
+
+def parse_mode(mode: Union[str, int], *, field: str = "mode") -> int:
+    """``"644"``, ``"0644"``, ``"0o644"`` and 644-as-YAML-int all mean 0o644."""
+    if isinstance(mode, bool):
+        raise ValidationError(f"mode {mode!r} is not a valid octal number", field=field)
+    text = str(mode).strip()
+    if text[:2] in ("0o", "0O"):
+        text = text[2:]
+    if not text or any(c not in "01234567" for c in text):
+        raise ValidationError(f'mode "{mode}" is not a valid octal number', field=field)
+    value = int(text, 8)
+    if value > 0o777:
+        raise ValidationError(f'mode "{mode}" exceeds maximum value 0777', field=field)
+    return value
+
+
+def format_mode(mode: int) -> str:
+    return f"{mode & 0o777:04o}"
+
+
+def directory_mode(mode: int) -> int:
+    """Add the execute bit to each of user/group/other that has read or write."""
+    for shift in (6, 3, 0):
+        if mode & (0o6 << shift):
+            mode |= 0o1 << shift
+    return mode
+
+
+def uid_for(owner: str) -> Optional[int]:
+    if owner.isdigit():
+        return int(owner)
+    try:
+        return pwd.getpwnam(owner).pw_uid
+    except KeyError:
+        return None
+
+
+def gid_for(group: str) -> Optional[int]:
+    if group.isdigit():
+        return int(group)
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        return None
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def owner_matches(observed: str, desired: str) -> bool:
+    if observed == desired:
+        return True
+    a, b = uid_for(observed) if observed else None, uid_for(desired) if desired else None
+    return a is not None and a == b
+
+
+def group_matches(observed: str, desired: str) -> bool:
+    if observed == desired:
+        return True
+    a, b = gid_for(observed) if observed else None, gid_for(desired) if desired else None
+    return a is not None and a == b

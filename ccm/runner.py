@@ -1,0 +1,121 @@
+"""SubprocessRunner: the one place ccm starts external commands.
+
+Guarantees: argv execution (never a shell unless the caller passes ``/bin/sh -c``), a
+fixed environment (``LANG=C``, ``LC_ALL=C``, fixed ``PATH``) that does not inherit
+ccm's own, the executable resolved on the child's effective ``PATH``, timeouts that kill
+the whole process group, and secrets redacted from every logged command line.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from ccm.log import internal
+from ccm.model.runner import BASE_PATH, CommandResult
+
+log = internal("ccm.runner")
+
+
+# Go's wording for the common signals ("signal: killed"), which users grep logs for.
+_SIGNAL_TEXT = {signal.SIGKILL: "killed", signal.SIGTERM: "terminated", signal.SIGINT: "interrupt",
+                signal.SIGHUP: "hangup", signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "aborted"}
+
+
+def child_environment(env: Optional[Mapping[str, str]] = None, path: Optional[str] = None) -> Dict[str, str]:
+    out = {"PATH": BASE_PATH, "LANG": "C", "LC_ALL": "C"}
+    if path:
+        out["PATH"] = path
+    for k, v in (env or {}).items():
+        out[k] = v
+    return out
+
+
+def which(executable: str, search_path: str) -> Optional[str]:
+    if "/" in executable:
+        return executable if os.access(executable, os.X_OK) and not os.path.isdir(executable) else None
+    for d in search_path.split(":"):
+        if not d:
+            continue
+        candidate = os.path.join(d, executable)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def redact(argv: Sequence[str], secrets: Sequence[str]) -> List[str]:
+    out = []
+    for a in argv:
+        for s in secrets:
+            if s:
+                a = a.replace(s, "******")
+        out.append(a)
+    return out
+
+
+class SubprocessRunner:
+    def __init__(self, secrets: Sequence[str] = ()):
+        self.secrets = list(secrets)
+
+    def run(self, argv: Sequence[str], *, cwd: Optional[str] = None,
+            env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
+            path: Optional[str] = None, secrets: Sequence[str] = (),
+            stdin: Optional[bytes] = None, inherit_env: bool = False) -> CommandResult:
+        all_secrets = self.secrets + list(secrets)
+        shown = " ".join(redact(argv, all_secrets))
+        if inherit_env:
+            child_env = dict(os.environ)
+            child_env.update(env or {})
+        else:
+            child_env = child_environment(env, path)
+        started = time.monotonic_ns()
+        if not argv:
+            return CommandResult(argv=[], exit_code=-1, error="empty command")
+        exe = which(argv[0], child_env.get("PATH", BASE_PATH))
+        if exe is None:
+            err = f'exec: "{argv[0]}": executable file not found in $PATH'
+            if "/" in argv[0]:
+                err = f"fork/exec {argv[0]}: no such file or directory"
+            log.debug("command not found", extra={"kv": {"command": shown}})
+            return CommandResult(argv=list(argv), exit_code=-1, error=err)
+        log.debug("running command", extra={"kv": {"command": shown, "cwd": cwd or "/"}})
+        try:
+            proc = subprocess.Popen(
+                [exe] + list(argv[1:]), cwd=cwd or "/", env=child_env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            )
+        except OSError as exc:
+            return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
+        timed_out = False
+        try:
+            out, err = proc.communicate(input=stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            self._kill_group(proc)
+            out, err = proc.communicate()
+        duration = time.monotonic_ns() - started
+        stdout = out.decode("utf-8", "replace")
+        stderr = err.decode("utf-8", "replace")
+        if timed_out:
+            return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
+                                 error=f"command timed out after {timeout:g}s and was killed",
+                                 duration_ns=duration, timed_out=True)
+        code = proc.returncode
+        if code < 0:
+            return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
+                                 error=f"signal: {_SIGNAL_TEXT.get(-code, signal.Signals(-code).name)}",
+                                 duration_ns=duration)
+        return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=code, duration_ns=duration)
+
+    @staticmethod
+    def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
