@@ -178,10 +178,11 @@ def _exec_props(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _extra(name: str) -> Callable[..., Any]:
+    """Flags of the archive and scaffold subcommands live in ccm.cli.ensure_extra."""
     def call(*a: Any) -> Any:
-        from ccm.cli import ensure_extra
+        import importlib
 
-        return getattr(ensure_extra, name)(*a)
+        return getattr(importlib.import_module("ccm.cli.ensure_extra"), name)(*a)
     return call
 
 
@@ -196,12 +197,15 @@ SUBCOMMANDS: Dict[str, Tuple[Tuple[str, ...], Callable[..., Any], Callable[..., 
 }
 
 
-def parser() -> ArgumentParser:
+def parser(selected: Optional[str] = None) -> ArgumentParser:
+    """The ensure parser; only the selected subcommand's flags are built (and imported)."""
     p = ArgumentParser(prog="ccm ensure", description="Manage a single resource")
     _parent_flags(p)
     sub = p.add_subparsers(dest="type", metavar="<type>", parser_class=ArgumentParser)
     for type_name, (aliases, add_args, _props, help_text) in SUBCOMMANDS.items():
         sp = sub.add_parser(type_name, aliases=list(aliases), help=help_text)
+        if selected != type_name:
+            continue
         _parent_flags_defaults(sp)
         add_args(sp)
         _common_flags(sp)
@@ -273,8 +277,16 @@ def prepare(manager: Any, type_name: str, raw: Dict[str, Any]) -> Any:
     return props
 
 
+def _selected(argv: List[str]) -> Optional[str]:
+    names = set(SUBCOMMANDS) | set(_CANONICAL)
+    for word in argv:
+        if word in names:
+            return _CANONICAL.get(word, word)
+    return None
+
+
 def run(argv: List[str]) -> int:
-    args = parser().parse_args(argv)
+    args = parser(_selected(argv)).parse_args(argv)
     if not args.type:
         raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
     if args.type == "api":

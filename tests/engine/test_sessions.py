@@ -1,0 +1,115 @@
+"""Session stores and the event wire format."""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from ccm.model.errors import SessionError
+from ccm.model.events import (HealthCheckResult, ResourceState, SessionStartEvent, SessionSummary,
+                              TransactionEvent, is_ksuid, new_ksuid, rfc3339)
+from ccm.session import MemoryStore
+from ccm.session.directory import DirectoryStore
+
+
+def event(name, **kw):
+    kw.setdefault("requested_ensure", "present")
+    return TransactionEvent(type="file", name=name, provider="posix", **kw)
+
+
+def test_event_json_field_order_and_formats():
+    ev = event("/etc/motd", alias="motd", duration_ns=1500, timestamp_ns=1_735_787_045_120_000_000)
+    ev.status = ResourceState(type="file", name="/etc/motd", ensure="present", timestamp_ns=1_735_787_045_000_000_000,
+                              extra={"metadata": {"name": "/etc/motd"}})
+    ev.health_checks = [HealthCheckResult(status=2, tries=3, output="CRITICAL")]
+    d = ev.to_dict()
+    assert list(d) == ["protocol", "event_id", "timestamp", "type", "provider", "name", "alias",
+                       "requested_ensure", "final_ensure", "duration", "properties", "status",
+                       "health_check", "error", "changed", "refreshed", "failed", "skipped", "noop",
+                       "unmet_requirements"]
+    assert d["protocol"] == "io.choria.ccm.v1.transaction.event"
+    assert d["timestamp"] == "2025-01-02T03:04:05.12Z"
+    assert d["duration"] == 1500
+    assert d["health_check"] == [{"status": 2, "tries": 3, "Output": "CRITICAL"}]
+    assert d["status"]["timestamp"] == "2025-01-02T03:04:05Z"
+    assert d["status"]["protocol"] == "io.choria.ccm.v1.resource.file.state"
+    assert d["error"] == [] and d["unmet_requirements"] == []
+    again = TransactionEvent.from_dict(json.loads(json.dumps(d)))
+    assert again.to_dict() == d
+
+
+def test_ksuid_shape():
+    ids = {new_ksuid() for _ in range(100)}
+    assert len(ids) == 100 and all(is_ksuid(i) for i in ids)
+    assert rfc3339(0) == "0001-01-01T00:00:00Z"
+
+
+def test_memory_store_last_event_and_refresh():
+    s = MemoryStore()
+    s.start_session()
+    s.record(event("a", changed=True))
+    s.record(event("a", changed=False))
+    s.record(event("b", alias="bee", failed=True))
+    assert s.should_refresh(["file#a"]) is False
+    assert s.is_failed("file#bee") is True
+    with pytest.raises(SessionError, match="no events found for file#zzz"):
+        s.is_failed("file#zzz")
+    summary = s.summary()
+    assert (summary.total_resources, summary.unique_resources, summary.failed_resources,
+            summary.changed_resources, summary.stable_resources) == (3, 2, 1, 1, 1)
+
+
+def test_directory_store_order_within_one_second(tmp_path):
+    s = DirectoryStore(str(tmp_path / "sess"))
+    s.start_session()
+    for i in range(50):
+        s.record(event("same", changed=(i % 2 == 0), duration_ns=i))
+    files = [f for f in os.listdir(tmp_path / "sess")]
+    assert all(f.endswith(".event") for f in files) and len(files) == 51
+    assert not any(f.startswith(".tmp") for f in files)
+    replay = DirectoryStore(str(tmp_path / "sess")).transaction_events()
+    assert [e.duration_ns for e in replay] == list(range(50))
+    assert DirectoryStore(str(tmp_path / "sess")).last_event("file#same").duration_ns == 49
+
+
+def test_directory_store_tolerates_torn_and_foreign_files(tmp_path, caplog):
+    d = tmp_path / "sess"
+    s = DirectoryStore(str(d))
+    s.start_session()
+    s.record(event("ok"))
+    (d / "torn.event").write_text('{"protocol": "io.choria.ccm.v1.transa')
+    (d / "foreign.event").write_text('{"protocol": "io.example.other"}')
+    (d / "notes.txt").write_text("ignored")
+    # a file written by upstream: plain <ksuid>.event, no ordering prefix
+    upstream = event("from-go")
+    (d / f"{upstream.event_id}.event").write_text(json.dumps(upstream.to_dict(), indent=2))
+    names = [e.name for e in DirectoryStore(str(d)).transaction_events()]
+    assert sorted(names) == ["from-go", "ok"]
+
+
+def test_directory_store_rejects_bad_ids_and_missing_dir(tmp_path):
+    s = DirectoryStore(str(tmp_path / "missing"))
+    with pytest.raises(SessionError, match="does not exist"):
+        s.record(event("a"))
+    s2 = DirectoryStore(str(tmp_path))
+    bad = event("a")
+    bad.event_id = "../../etc/passwd"
+    with pytest.raises(SessionError, match="invalid event ID"):
+        s2.record(bad)
+    with pytest.raises(SessionError):
+        DirectoryStore("  ")
+
+
+def test_summary_counts_by_priority():
+    events = [SessionStartEvent(timestamp_ns=1_000_000_000),
+              event("a", failed=True, changed=True, timestamp_ns=2_000_000_000),
+              event("b", skipped=True, unmet_requirements=["x#y", "x#z"], timestamp_ns=2_000_000_000),
+              event("c", changed=True, refreshed=True, timestamp_ns=2_000_000_000),
+              event("d", timestamp_ns=3_000_000_000, duration_ns=500_000_000)]
+    s = SessionSummary.build(events)
+    assert (s.failed_resources, s.skipped_resources, s.changed_resources, s.stable_resources) == (1, 1, 1, 1)
+    assert s.refreshed_count == 1 and s.requirements_unmet_count == 2 and s.total_errors == 1
+    assert s.total_duration_ns == 2_500_000_000
+    assert list(s.to_dict())[:3] == ["start_time", "end_time", "total_duration"]
