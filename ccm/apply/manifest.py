@@ -181,7 +181,7 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
         if hiera_source:
             from ccm.data.sources import resolve_source
 
-            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd())
+            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False)
             data = deep_merge(data, overlay.data)
             rules += list(overlay.rules)
         if overriding_data:

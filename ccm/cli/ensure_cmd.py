@@ -253,9 +253,6 @@ def _load_hiera(manager: Any, source: Optional[str]) -> None:
 
     resolution = resolve_source(source, manager.facts(), cwd=os.getcwd(), missing_ok=True)
     if resolution is not None:
-        from ccm.data.hiera import validate_rules
-
-        validate_rules(resolution.rules, resolution.data, source_name=source)
         manager.set_data(resolution.data)
 
 

@@ -38,6 +38,9 @@ def _type_name(v: Any) -> str:
 def _scalar_text(v: Any, key: str) -> str:
     if isinstance(v, str):
         return v
+    text = getattr(v, "text", None)   # an integer as written in YAML (mode: 0644 -> "0644")
+    if isinstance(text, str):
+        return text
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
@@ -335,6 +338,10 @@ def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
             raise ValidationError("'format' must be 'nagios' when using 'command'", field=f"{where}.format")
         if not has_cmd and not has_goss:
             raise ValidationError("'command' or 'goss_rules' is required", field=where)
+        if has_goss:
+            from ccm.healthcheck.goss.schema import validate_goss_rules
+
+            validate_goss_rules(c["goss_rules"], where=f"{where}.goss_rules")
         if fmt and fmt not in ("nagios", "goss") and not _has_template(fmt):
             raise ValidationError(f'unknown health check format "{fmt}"', field=f"{where}.format")
         if "tries" in c and c["tries"] is not None and c["tries"] < 1:

@@ -1,0 +1,34 @@
+"""Deep and shallow merge of JSON-shaped values.
+
+Guarantees (README "Deep merge"): maps merge recursively; when both sides are lists
+the result is the left list followed by the right list; any other combination takes
+the right-hand value. Inputs are never mutated: the result shares no containers with
+either side. Not: a merge of arbitrary objects (only dict/list containers recurse).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+
+def deep_merge(left: Any, right: Any) -> Any:
+    """Merge ``right`` over ``left`` (right wins)."""
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        out = {k: copy.deepcopy(v) for k, v in left.items()}
+        for key, value in right.items():
+            if key in out:
+                out[key] = deep_merge(out[key], value)
+            else:
+                out[key] = copy.deepcopy(value)
+        return out
+    if isinstance(left, list) and isinstance(right, list):
+        return copy.deepcopy(left) + copy.deepcopy(right)
+    return copy.deepcopy(right)
+
+
+def shallow_merge(left: Mapping, right: Mapping) -> dict:
+    """Top-level keys of ``right`` replace those of ``left`` (Hiera ``merge: first``)."""
+    out = {k: copy.deepcopy(v) for k, v in left.items()}
+    for key, value in right.items():
+        out[key] = copy.deepcopy(value)
+    return out

@@ -1,0 +1,208 @@
+"""Hiera data sources: local files, ``http(s)://`` and ``kv://BUCKET/KEY`` (spec §2.3).
+
+What: fetch a source's text, decode it (JSON when the trimmed text starts with ``{`` or
+``[``, else YAML with YAML 1.2-style scalars), and resolve it with ``hiera.resolve``.
+Guarantees: URL credentials are sent as basic auth and never appear in errors or logs
+(``https://REDACTED@host/...``); every failure is a ValidationError naming the source.
+Not: a NATS client. ``kv://`` needs a ``kv_loader(bucket, key) -> str|bytes`` from the
+caller; without one it fails cleanly.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+from typing import Any, Callable, Mapping, Optional, Tuple, Union
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import yaml
+
+from ccm.data.hiera import Resolution, looks_like_json, resolve, validate_rules
+from ccm.model.errors import ValidationError
+
+log = logging.getLogger("ccm.data.sources")
+
+HTTP_TIMEOUT = 60.0
+KVLoader = Callable[[str, str], Union[str, bytes, None]]
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+class SourceNotFound(ValidationError):
+    """A plain-path source does not exist (callers may treat it as "skip")."""
+
+
+def load_yaml(text: str) -> Any:
+    """Decode one YAML document with upstream's (yaml.v3) scalar rules."""
+    from ccm import yamlio
+
+    return yamlio.load(text)
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"line {mark.line + 1} column {mark.column + 1}: {problem}"
+    return str(problem)
+
+
+def parse_text(text: str, name: str) -> Any:
+    """JSON when the trimmed text starts with ``{`` or ``[``, else YAML."""
+    try:
+        if looks_like_json(text):
+            return json.loads(text)
+        return load_yaml(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"failed to parse {name}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"failed to parse {name}: {_yaml_reason(exc)}") from None
+
+
+def redact_url(url: str) -> str:
+    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//REDACTED@", url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, f"REDACTED@{host}", parts.path, parts.query, parts.fragment))
+
+
+def _opener() -> Any:
+    import urllib.request
+
+    class _Redirects(urllib.request.HTTPRedirectHandler):
+        # Like Go's client: credentials are not forwarded to another host on redirect.
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None and urlsplit(newurl).hostname != urlsplit(req.full_url).hostname:
+                new.remove_header("Authorization")
+            return new
+
+    return urllib.request.build_opener(_Redirects)
+
+
+def _fetch_http(source: str) -> str:
+    import urllib.error
+    import urllib.request
+
+    shown = redact_url(source)
+    parts = urlsplit(source)
+    headers = {"User-Agent": "ccm"}
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, netloc = netloc.rsplit("@", 1)
+        user, _, password = userinfo.partition(":")
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    log.debug("fetching hiera data from %s", shown)
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with _opener().open(request, timeout=HTTP_TIMEOUT) as resp:
+            status = resp.status
+            body = resp.read()
+            reason = resp.reason
+    except urllib.error.HTTPError as exc:
+        raise ValidationError(f"HTTP request to {shown} failed with status {exc.code}: {exc.reason}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ValidationError(f"HTTP request to {shown} failed: {reason}") from None
+    if status != 200:
+        raise ValidationError(f"HTTP request to {shown} failed with status {status}: {reason}")
+    if not body:
+        raise ValidationError(f"HTTP request to {shown} returned an empty body")
+    return body.decode("utf-8")
+
+
+def _fetch_kv(source: str, kv_loader: Optional[KVLoader]) -> str:
+    rest = source[len("kv://"):]
+    bucket, _, key = rest.partition("/")
+    if not bucket or not key:
+        raise ValidationError(f"invalid kv source {source}: expected kv://BUCKET/KEY")
+    if kv_loader is None:
+        raise ValidationError(f"kv:// sources need NATS: cannot load {source}")
+    value = kv_loader(bucket, key)
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    if not value:
+        raise ValidationError(f"kv {bucket}#{key} is empty")
+    return value
+
+
+def _read_file(path: str) -> str:
+    if not os.path.exists(path):
+        raise SourceNotFound(f"file not found: {path}")
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"could not read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def source_name(source: str, cwd: Optional[str] = None) -> str:
+    """How a source is named in messages: absolute path, redacted URL, or kv://..."""
+    if _SCHEME.match(source) and not source.startswith("file://"):
+        return redact_url(source)
+    path = source[len("file://"):] if source.startswith("file://") else source
+    return os.path.normpath(os.path.join(cwd or os.getcwd(), path))
+
+
+def fetch_text(source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KVLoader] = None) -> Tuple[str, str]:
+    """(text, display name) of a source, without decoding it."""
+    match = _SCHEME.match(source)
+    scheme = match.group(1).lower() if match else ""
+    if scheme in ("http", "https"):
+        return _fetch_http(source), redact_url(source)
+    if scheme == "kv":
+        return _fetch_kv(source, kv_loader), source
+    if scheme and scheme != "file":
+        raise ValidationError(f"unsupported hiera data source: {redact_url(source)}")
+    path = source_name(source, cwd)
+    return _read_file(path), path
+
+
+def load_document(
+    source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KVLoader] = None
+) -> Tuple[dict, str]:
+    """(document, source_text) of a Hiera source; an empty file is an empty document."""
+    text, name = fetch_text(source, cwd=cwd, kv_loader=kv_loader)
+    document = parse_text(text, name) if text.strip() else {}
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ValidationError(f"{name}: hiera data must be a map, got {type(document).__name__}")
+    return document, text
+
+
+def resolve_source(
+    source: str,
+    facts: Mapping,
+    *,
+    cwd: Optional[str] = None,
+    kv_loader: Optional[KVLoader] = None,
+    missing_ok: bool = False,
+    data_overrides: Optional[Mapping] = None,
+    validate: bool = True,
+) -> Resolution:
+    """Load, resolve and (unless ``validate=False``) validate one source.
+
+    ``data_overrides`` are deep-merged over the resolved data before validation. With
+    ``missing_ok`` a plain file that does not exist resolves to empty data.
+    """
+    try:
+        document, text = load_document(source, cwd=cwd, kv_loader=kv_loader)
+    except SourceNotFound:
+        if missing_ok:
+            log.debug("hiera source %s not found, skipping", source)
+            return Resolution(data={}, rules=[])
+        raise
+    name = source_name(source, cwd)
+    result = resolve(document, facts, source_text=text, source_name=name, data_overrides=data_overrides)
+    if validate:
+        validate_rules(result.rules, result.data, source_name=name)
+    return result
