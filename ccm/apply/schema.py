@@ -36,6 +36,27 @@ def _validator(name: str) -> Any:
     return cls(schema)
 
 
+@lru_cache(maxsize=None)
+def _free_fields(type_name: str) -> frozenset:
+    """Properties the schema constrains only as "a string" (or null): their values never
+    change the schema's verdict, since our own property parser already made them strings."""
+    with open(schema_path("manifest.json"), "r", encoding="utf-8") as fh:
+        defs = json.load(fh).get("$defs", {})
+    props = defs.get(f"{type_name}Properties", {}).get("properties", {})
+    free = set()
+    for key, sub in props.items():
+        if set(sub) <= {"type", "description"} and sub.get("type") in ("string", ["string", "null"]):
+            free.add(key)
+    return frozenset(free)
+
+
+def _shape_key(type_name: str, doc: Mapping[str, Any]) -> str:
+    free = _free_fields(type_name)
+    masked = {k: (None if v is None else "") if k in free and (v is None or isinstance(v, str)) else v
+              for k, v in doc.items()}
+    return type_name + json.dumps(masked, sort_keys=True, default=str)
+
+
 def _has_template(s: str) -> bool:
     return "{{" in s or "${" in s
 
@@ -70,9 +91,21 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
             synthetic[k] = doc[k]
     synthetic["data"] = dict(data)
     ccm_doc: Dict[str, Any] = {k: v for k, v in ccm_block.items() if k not in ("resources",)}
+    checked: List[Any] = entries
     if entries:
-        ccm_doc["resources"] = [{e.props.type_name: _resource_doc(e.props.type_name, e.props.to_dict())}
-                                for e in entries]
+        # Validate one representative per distinct shape: resources that differ only in
+        # unconstrained string fields (names, content, ...) get the same verdict, and
+        # jsonschema is the slowest step of loading a large manifest.
+        seen: Dict[str, Any] = {}
+        docs = []
+        for e in entries:
+            doc = _resource_doc(e.props.type_name, e.props.to_dict())
+            key = _shape_key(e.props.type_name, doc)
+            if key not in seen:
+                seen[key] = e
+                docs.append({e.props.type_name: doc})
+        checked = list(seen.values())
+        ccm_doc["resources"] = docs
         ccm_doc.pop("resources_jet_file", None)
     else:
         ccm_doc["resources"] = ccm_block.get("resources")
@@ -81,7 +114,7 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
     errors = sorted(validator.iter_errors(synthetic), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        where = _describe(list(err.absolute_path), entries)
+        where = _describe(list(err.absolute_path), checked)
         raise ManifestError(f"{path}: schema validation failed at {where}: {err.message}")
 
 

@@ -1,0 +1,494 @@
+"""Builtin functions of the expression language.
+
+Plain functions over plain data. Collection builtins that take a predicate
+receive it as a Python callable ``pred(item, index)`` built by the compiler.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, List, Optional
+
+from ccm.expr.errors import ExprError
+from ccm.expr.runtime import equal, is_number, truth, type_name
+from ccm.expr.gotime import GoTime
+from ccm.expr.validators import VALIDATORS, is_float, is_int
+
+
+def _need_str(fn: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ExprError(f"invalid argument for {fn} (type {type_name(value)})")
+    return value
+
+
+def _need_int(fn: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ExprError(f"invalid argument for {fn} (type {type_name(value)})")
+    return value
+
+
+def _need_list(fn: str, value: Any) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, Mapping):
+        return list(value.values())
+    raise ExprError(f"cannot iterate over {type_name(value)} in {fn}")
+
+
+def b_len(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))  # Go len(): bytes
+    if isinstance(value, (list, tuple, Mapping)):
+        return len(value)
+    raise ExprError(f"invalid argument for len (type {type_name(value)})")
+
+
+def b_upper(s: Any) -> str:
+    return _need_str("upper", s).upper()
+
+
+def b_lower(s: Any) -> str:
+    return _need_str("lower", s).lower()
+
+
+def b_trim(s: Any, cutset: Any = None) -> str:
+    s = _need_str("trim", s)
+    return s.strip() if cutset is None else s.strip(_need_str("trim", cutset))
+
+
+def b_trim_prefix(s: Any, prefix: Any = " ") -> str:
+    s, prefix = _need_str("trimPrefix", s), _need_str("trimPrefix", prefix)
+    return s[len(prefix):] if prefix and s.startswith(prefix) else s
+
+
+def b_trim_suffix(s: Any, suffix: Any = " ") -> str:
+    s, suffix = _need_str("trimSuffix", s), _need_str("trimSuffix", suffix)
+    return s[:-len(suffix)] if suffix and s.endswith(suffix) else s
+
+
+def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
+    s, sep, n = _need_str("split", s), _need_str("split", sep), _need_int("split", n)
+    if n == 0:
+        return []
+    if sep == "":
+        chars = list(s)
+        if 0 < n < len(chars):
+            chars = chars[:n - 1] + ["".join(chars[n - 1:])]
+        return chars
+    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+
+
+def b_join(items: Any, sep: Any = "") -> str:
+    from ccm.templates.gofmt import go_sprint
+    sep = _need_str("join", sep)
+    return sep.join(x if isinstance(x, str) else go_sprint(x) for x in _need_list("join", items))
+
+
+def b_replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+    s, old, new = _need_str("replace", s), _need_str("replace", old), _need_str("replace", new)
+    return s.replace(old, new, _need_int("replace", n))
+
+
+def b_repeat(s: Any, n: Any) -> str:
+    s, n = _need_str("repeat", s), _need_int("repeat", n)
+    if n < 0:
+        raise ExprError("strings: negative Repeat count")
+    return s * n
+
+
+def b_index_of(s: Any, sub: Any) -> int:
+    s, sub = _need_str("indexOf", s), _need_str("indexOf", sub)
+    return s.encode("utf-8").find(sub.encode("utf-8"))  # byte offset, like Go
+
+
+def b_last_index_of(s: Any, sub: Any) -> int:
+    s, sub = _need_str("lastIndexOf", s), _need_str("lastIndexOf", sub)
+    return s.encode("utf-8").rfind(sub.encode("utf-8"))
+
+
+def b_has_prefix(s: Any, prefix: Any) -> bool:
+    return _need_str("hasPrefix", s).startswith(_need_str("hasPrefix", prefix))
+
+
+def b_has_suffix(s: Any, suffix: Any) -> bool:
+    return _need_str("hasSuffix", s).endswith(_need_str("hasSuffix", suffix))
+
+
+def b_abs(n: Any) -> Any:
+    if not is_number(n):
+        raise ExprError(f"invalid argument for abs (type {type_name(n)})")
+    return abs(n)
+
+
+def b_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ExprError("invalid operation: int(bool)")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ExprError(f"cannot convert {value} to int")
+        return int(value)
+    if isinstance(value, str):
+        if not is_int(value):  # Go's Atoi: no spaces, no underscores
+            raise ExprError(f'strconv.Atoi: parsing "{value}": invalid syntax')
+        return int(value, 10)
+    raise ExprError(f"invalid operation: int({type_name(value)})")
+
+
+def b_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ExprError("invalid operation: float(bool)")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        if not is_float(value):
+            raise ExprError(f'strconv.ParseFloat: parsing "{value}": invalid syntax')
+        if "x" in value.lower():
+            return float.fromhex(value)
+        return float(value)
+    raise ExprError(f"invalid operation: float({type_name(value)})")
+
+
+def b_string(value: Any) -> str:
+    from ccm.templates.gofmt import go_sprint
+    return go_sprint(value)
+
+
+def _kind(value: Any) -> str:
+    """Go reflect.Kind name, as used in some builtin error messages."""
+    if isinstance(value, (list, tuple)):
+        return "slice"
+    if isinstance(value, float):
+        return "float64"
+    return "invalid" if value is None else type_name(value)
+
+
+def b_keys(m: Any) -> list:
+    if not isinstance(m, Mapping):
+        raise ExprError(f"cannot get keys from {_kind(m)}")
+    return sorted(m, key=str)
+
+
+def b_values(m: Any) -> list:
+    if not isinstance(m, Mapping):
+        raise ExprError(f"cannot get values from {_kind(m)}")
+    return [m[k] for k in sorted(m, key=str)]
+
+
+def b_first(items: Any) -> Any:
+    items = _need_list("first", items)
+    return items[0] if items else None
+
+
+def b_last(items: Any) -> Any:
+    items = _need_list("last", items)
+    return items[-1] if items else None
+
+
+def b_reverse(items: Any) -> list:
+    return list(reversed(_need_list("reverse", items)))
+
+
+def b_uniq(items: Any) -> list:
+    out: list = []
+    for item in _need_list("uniq", items):
+        if not any(equal(item, seen) for seen in out):
+            out.append(item)
+    return out
+
+
+def b_concat(*lists: Any) -> list:
+    out: list = []
+    for items in lists:
+        out.extend(_need_list("concat", items))
+    return out
+
+
+def b_flatten(items: Any) -> list:
+    out: list = []
+    for item in _need_list("flatten", items):
+        if isinstance(item, (list, tuple)):
+            out.extend(b_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def b_sort(items: Any, order: Any = "asc") -> list:
+    items = _need_list("sort", items)
+    try:
+        return sorted(items, reverse=(order == "desc"))
+    except TypeError:
+        raise ExprError("sort: cannot compare mixed types") from None
+
+
+def _numbers_of(fn: str, items: Any) -> list:
+    values = _need_list(fn, items)
+    for v in values:
+        if not is_number(v):
+            raise ExprError(f"invalid argument for {fn} (type {type_name(v)})")
+    return values
+
+
+def b_max(*args: Any) -> Any:
+    values = _numbers_of("max", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("max", list(args))
+    if not values:
+        raise ExprError("not enough arguments to call max")
+    return max(values)
+
+
+def b_min(*args: Any) -> Any:
+    values = _numbers_of("min", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("min", list(args))
+    if not values:
+        raise ExprError("not enough arguments to call min")
+    return min(values)
+
+
+def b_sum(items: Any, pred: Optional[Callable] = None) -> Any:
+    values = _need_list("sum", items)
+    if pred is not None:
+        values = [pred(v, i) for i, v in enumerate(values)]
+    values = _numbers_of("sum", values)
+    return sum(values) if values else 0
+
+
+def b_mean(items: Any) -> float:
+    values = _numbers_of("mean", items)
+    return float(sum(values)) / len(values) if values else 0.0
+
+
+def b_round(n: Any) -> float:
+    if not is_number(n):
+        raise ExprError(f"invalid argument for round (type {type_name(n)})")
+    return float(math.floor(abs(n) + 0.5) * (1 if n >= 0 else -1))
+
+
+def b_ceil(n: Any) -> float:
+    if not is_number(n):
+        raise ExprError(f"invalid argument for ceil (type {type_name(n)})")
+    return float(math.ceil(n))
+
+
+def b_floor(n: Any) -> float:
+    if not is_number(n):
+        raise ExprError(f"invalid argument for floor (type {type_name(n)})")
+    return float(math.floor(n))
+
+
+def b_type(value: Any) -> str:
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "map"
+    return "unknown"
+
+
+def _json_string(text: str) -> str:
+    # Go's encoder escapes HTML-sensitive characters and the JS line separators
+    return (json.dumps(text, ensure_ascii=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None or not isinstance(key, (int, float)):
+        raise ExprError(f"json: unsupported map key type {type_name(key)}")
+    from ccm.templates.gofmt import go_sprint
+    return go_sprint(key)
+
+
+def _go_json(value: Any, indent: str, out: List[str]) -> None:
+    """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_json_string(value))
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        from ccm.templates.gofmt import go_json_float
+        try:
+            out.append(go_json_float(value))
+        except ValueError as err:
+            raise ExprError(str(err)) from None
+    elif isinstance(value, GoTime):
+        out.append(_json_string(value.rfc3339()))
+    elif isinstance(value, Mapping):
+        if not value:
+            out.append("{}")
+            return
+        inner = indent + "  "
+        items = sorted((_json_key(k), v) for k, v in value.items())
+        out.append("{")
+        for i, (key, item) in enumerate(items):
+            out.append(("," if i else "") + "\n" + inner + _json_string(key) + ": ")
+            _go_json(item, inner, out)
+        out.append("\n" + indent + "}")
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        if not value:
+            out.append("[]")
+            return
+        inner = indent + "  "
+        out.append("[")
+        for i, item in enumerate(value):
+            out.append(("," if i else "") + "\n" + inner)
+            _go_json(item, inner, out)
+        out.append("\n" + indent + "]")
+    else:
+        raise ExprError(f"json: unsupported type: {type_name(value)}")
+
+
+def b_to_json(value: Any) -> str:
+    out: List[str] = []
+    _go_json(value, "", out)
+    return "".join(out)
+
+
+def b_from_json(text: Any) -> Any:
+    text = _need_str("fromJSON", text)
+    try:
+        return json.loads(text, parse_int=float)
+    except ValueError as err:
+        raise ExprError(f"fromJSON: {err}") from None
+
+
+def b_now() -> GoTime:
+    return GoTime(datetime.datetime.now().astimezone())
+
+
+# -- predicate builtins -------------------------------------------------
+
+def b_all(items: Any, pred: Callable) -> bool:
+    return all(truth(pred(v, i)) for i, v in enumerate(_need_list("all", items)))
+
+
+def b_any(items: Any, pred: Callable) -> bool:
+    return any(truth(pred(v, i)) for i, v in enumerate(_need_list("any", items)))
+
+
+def b_none(items: Any, pred: Callable) -> bool:
+    return not any(truth(pred(v, i)) for i, v in enumerate(_need_list("none", items)))
+
+
+def b_one(items: Any, pred: Callable) -> bool:
+    return sum(1 for i, v in enumerate(_need_list("one", items)) if truth(pred(v, i))) == 1
+
+
+def b_filter(items: Any, pred: Callable) -> list:
+    return [v for i, v in enumerate(_need_list("filter", items)) if truth(pred(v, i))]
+
+
+def b_map(items: Any, pred: Callable) -> list:
+    return [pred(v, i) for i, v in enumerate(_need_list("map", items))]
+
+
+def b_count(items: Any, pred: Optional[Callable] = None) -> int:
+    values = _need_list("count", items)
+    if pred is None:
+        return sum(1 for v in values if truth(v))
+    return sum(1 for i, v in enumerate(values) if truth(pred(v, i)))
+
+
+def b_find(items: Any, pred: Callable) -> Any:
+    for i, v in enumerate(_need_list("find", items)):
+        if truth(pred(v, i)):
+            return v
+    return None
+
+
+def b_find_index(items: Any, pred: Callable) -> int:
+    for i, v in enumerate(_need_list("findIndex", items)):
+        if truth(pred(v, i)):
+            return i
+    return -1
+
+
+def b_find_last(items: Any, pred: Callable) -> Any:
+    values = _need_list("findLast", items)
+    for i in range(len(values) - 1, -1, -1):
+        if truth(pred(values[i], i)):
+            return values[i]
+    return None
+
+
+def b_find_last_index(items: Any, pred: Callable) -> int:
+    values = _need_list("findLastIndex", items)
+    for i in range(len(values) - 1, -1, -1):
+        if truth(pred(values[i], i)):
+            return i
+    return -1
+
+
+def b_group_by(items: Any, pred: Callable) -> dict:
+    out: Dict[Any, list] = {}
+    for i, v in enumerate(_need_list("groupBy", items)):
+        out.setdefault(pred(v, i), []).append(v)
+    return out
+
+
+def b_sort_by(items: Any, pred: Callable, order: Any = "asc") -> list:
+    values = _need_list("sortBy", items)
+    keyed = [(pred(v, i), v) for i, v in enumerate(values)]
+    try:
+        keyed.sort(key=lambda kv: kv[0], reverse=(order == "desc"))
+    except TypeError:
+        raise ExprError("sortBy: cannot compare mixed types") from None
+    return [v for _, v in keyed]
+
+
+def b_reduce(items: Any, pred: Callable, initial: Any = None) -> Any:
+    values = _need_list("reduce", items)
+    if initial is None:
+        if not values:
+            raise ExprError("reduce of empty array with no initial value")
+        acc, start = values[0], 1
+    else:
+        acc, start = initial, 0
+    for i in range(start, len(values)):
+        acc = pred(values[i], i, acc)
+    return acc
+
+
+BUILTINS: Dict[str, Callable[..., Any]] = {
+    "len": b_len, "upper": b_upper, "lower": b_lower, "trim": b_trim,
+    "trimPrefix": b_trim_prefix, "trimSuffix": b_trim_suffix, "split": b_split,
+    "join": b_join, "replace": b_replace, "repeat": b_repeat, "indexOf": b_index_of,
+    "lastIndexOf": b_last_index_of, "hasPrefix": b_has_prefix, "hasSuffix": b_has_suffix,
+    "abs": b_abs, "int": b_int, "float": b_float, "string": b_string,
+    "keys": b_keys, "values": b_values, "first": b_first, "last": b_last,
+    "reverse": b_reverse, "uniq": b_uniq, "concat": b_concat, "flatten": b_flatten,
+    "sort": b_sort, "max": b_max, "min": b_min, "sum": b_sum, "mean": b_mean,
+    "round": b_round, "ceil": b_ceil, "floor": b_floor, "type": b_type,
+    "toJSON": b_to_json, "fromJSON": b_from_json, "now": b_now,
+    "all": b_all, "any": b_any, "none": b_none, "one": b_one, "filter": b_filter,
+    "map": b_map, "count": b_count, "find": b_find, "findIndex": b_find_index,
+    "findLast": b_find_last, "findLastIndex": b_find_last_index, "groupBy": b_group_by,
+    "sortBy": b_sort_by, "reduce": b_reduce,
+}
+BUILTINS.update(VALIDATORS)
+
+# builtins that always return a boolean (lets the compiler skip bool checks)
+BOOLEAN_BUILTINS = frozenset({"all", "any", "none", "one", "hasPrefix", "hasSuffix"} | set(VALIDATORS))

@@ -1,0 +1,148 @@
+"""The variables and functions templates see (spec data-and-templates §3.3).
+
+``make_environment`` builds the full environment for resources: ``Facts``,
+``Data``, ``Environ`` (missing keys read as ``""``), ``WorkingDir`` and the
+functions ``lookup``, ``readFile``/``file``, ``template``, ``jet`` plus any
+extra ones given (``kvGet``, ``registrations`` come from the NATS code).
+``hiera_environment`` is the facts-only one used while resolving Hiera data.
+The ``lookup()`` JSON snapshot is taken on first use and kept for the life of
+the environment. Not: a place for NATS or network access.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, Mapping, Optional
+
+from ccm.expr import ExprError
+from ccm.templates import gjson
+
+__all__ = ["Environ", "make_environment", "hiera_environment"]
+
+
+class Environ(dict):
+    """Environment variables; a missing name reads as ``""`` (Go's zero string)."""
+
+    def __missing__(self, key: Any) -> str:
+        return ""
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _parse_number(text: str) -> Any:
+    # lookup(): a JSON number without "." is an integer (so 1e3 -> 1000)
+    if "." in text:
+        return float(text)
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def _snapshot(facts: Any, data: Any, environ: Any) -> Any:
+    text = json.dumps({"facts": facts, "data": data, "environ": environ}, default=_json_default)
+    return json.loads(text, parse_float=_parse_number)
+
+
+def _lookup_function(facts: Any, data: Any, environ: Any, *, missing_is_empty: bool) -> Callable[..., Any]:
+    cache: list = []
+
+    def lookup(path: Any, default: Any = None) -> Any:
+        if not isinstance(path, str):
+            raise ExprError(f"lookup: path must be a string, not {type(path).__name__}")
+        if not cache:
+            cache.append(_snapshot(facts, data, environ))
+        found, value = gjson.get(cache[0], path)
+        if not found and path.startswith("env."):
+            found, value = gjson.get(cache[0], "environ." + path[4:])
+        if found:
+            return value
+        if default is not None:
+            return default
+        if missing_is_empty:
+            return ""
+        raise ExprError(f"missing key '{path}' in environment")
+
+    return lookup
+
+
+def _go_error(err: OSError, path: str) -> str:
+    reason = (err.strerror or str(err))
+    reason = reason[:1].lower() + reason[1:]
+    return f"open {path}: {reason}"
+
+
+def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mapping[str, Any]],
+                     environ: Optional[Mapping[str, str]], working_dir: Optional[str],
+                     functions: Optional[Mapping[str, Callable[..., Any]]] = None) -> Dict[str, Any]:
+    """Build the template environment for one resource (a fresh one per resource)."""
+    facts = facts if facts is not None else {}
+    data = data if data is not None else {}
+    env_vars = Environ(environ or {})
+    wd = working_dir or ""
+    env: Dict[str, Any] = {
+        "Facts": facts,
+        "Data": data,
+        "Environ": env_vars,
+        "WorkingDir": wd,
+    }
+
+    def read_file(path: Any) -> str:
+        if not isinstance(path, str):
+            raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
+        full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
+        try:
+            with open(full, "rb") as handle:
+                return handle.read().decode("utf-8", "replace")
+        except OSError as err:
+            raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+
+    def jet(*args: Any) -> str:
+        if len(args) not in (1, 3):
+            raise ExprError("jet requires 1 or 3 arguments")
+        for arg in args:
+            if not isinstance(arg, str):
+                raise ExprError("jet: argument(s) must be (a) string(s)")
+        body = args[0]
+        left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
+        if body.endswith(".jet"):
+            body = read_file(body)
+        from ccm.templates.jet import render_jet  # the Jet engine is only loaded when used
+        # Jet sees facts/data/environ in both spellings and every function but
+        # jet itself (spec §4); "." is the whole environment ([[ .Data.x ]])
+        names = {k: v for k, v in env.items() if k != "jet"}
+        names.update(facts=env["Facts"], data=env["Data"], environ=env["Environ"])
+        return render_jet(body, names, functions=names, left=left, right=right, context=env)
+
+    def template(source: Any) -> Any:
+        from ccm.templates.scan import render_typed
+        if not isinstance(source, str):
+            raise ExprError("template: argument must be a string")
+        if source.endswith(".templ"):
+            return render_typed(read_file(source), env)
+        if source.endswith(".jet"):
+            return jet(source)
+        return render_typed(source, env)
+
+    env["lookup"] = _lookup_function(facts, data, dict(env_vars), missing_is_empty=False)
+    env["readFile"] = read_file
+    env["file"] = read_file
+    env["template"] = template
+    env["jet"] = jet
+    if functions:
+        env.update(functions)
+    return env
+
+
+def hiera_environment(facts: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """Facts-only environment for Hiera: only ``lookup()``, and a missing path is ``""``."""
+    facts = facts if facts is not None else {}
+    return {
+        "Facts": facts,
+        "Data": {},
+        "Environ": Environ(),
+        "WorkingDir": "",
+        "lookup": _lookup_function(facts, {}, {}, missing_is_empty=True),
+    }

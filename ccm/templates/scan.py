@@ -1,0 +1,199 @@
+"""Finding and rendering ``{{ expr }}`` / ``${ expr }`` inside strings.
+
+Scanning rules (spec data-and-templates §3.1): ``{{`` ends at the first ``}}``
+outside a quoted string; ``${`` ends at the ``}`` that balances its braces;
+``${{`` is a literal ``$`` followed by a ``{{`` expression; quotes (``"``, ``'``
+with backslash escapes, `````` ` `````` raw) hide delimiters; an unterminated
+opener is literal text. Rendered values are never re-scanned.
+
+Modes: string (``render_string``), typed (``render_typed``: a lone expression
+keeps its native value) and match (``render_match``: Hiera order entries).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, List, Mapping, NamedTuple, Tuple, Union
+
+from ccm.expr import compile_expr
+from ccm.templates.gofmt import go_sprint
+
+__all__ = ["Expression", "scan", "has_expressions", "check_template", "render_string",
+           "render_typed", "render_match", "render_value"]
+
+
+class Expression(NamedTuple):
+    source: str   # inner text, whitespace-trimmed
+    offset: int   # 0-based index of the opener in the scanned text
+
+
+Part = Union[str, Expression]
+
+
+def _skip_quoted(text: str, i: int) -> int:
+    """Index just past the quoted string starting at ``text[i]``, or -1 if unterminated."""
+    quote = text[i]
+    i += 1
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and quote != "`":
+            i += 2
+            continue
+        if ch == quote:
+            return i + 1
+        i += 1
+    return -1
+
+
+def _end_of_double(text: str, start: int) -> int:
+    """Index of the closing ``}}`` for a ``{{`` whose body starts at ``start``."""
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'`":
+            i = _skip_quoted(text, i)
+            if i < 0:
+                return -1
+            continue
+        if ch == "}" and text.startswith("}}", i):
+            return i
+        i += 1
+    return -1
+
+
+def _end_of_dollar(text: str, start: int) -> int:
+    """Index of the ``}`` balancing a ``${`` whose body starts at ``start``."""
+    depth = 1
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'`":
+            i = _skip_quoted(text, i)
+            if i < 0:
+                return -1
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+@lru_cache(maxsize=4096)
+def scan(text: str) -> Tuple[Part, ...]:
+    """Split ``text`` into literal strings and ``Expression`` parts."""
+    parts: List[Part] = []
+    literal: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "{" and text.startswith("{{", i):
+            end = _end_of_double(text, i + 2)
+            if end < 0:
+                literal.append("{{")
+                i += 2
+                continue
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(Expression(text[i + 2:end].strip(), i))
+            i = end + 2
+        elif ch == "$" and text.startswith("${", i) and not text.startswith("${{", i):
+            end = _end_of_dollar(text, i + 2)
+            if end < 0:
+                literal.append("${")
+                i += 2
+                continue
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(Expression(text[i + 2:end].strip(), i))
+            i = end + 1
+        else:
+            literal.append(ch)
+            i += 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts)
+
+
+def has_expressions(text: str) -> bool:
+    """True when ``text`` contains at least one ``{{ }}`` or ``${ }`` expression."""
+    if "{{" not in text and "${" not in text:
+        return False
+    return any(isinstance(p, Expression) for p in scan(text))
+
+
+def check_template(text: str) -> None:
+    """Compile every expression in ``text`` without evaluating; raise ``ExprError``."""
+    if "{{" not in text and "${" not in text:
+        return
+    for part in scan(text):
+        if isinstance(part, Expression):
+            compile_expr(part.source)
+
+
+def _evaluate(part: Expression, env: Mapping[str, Any]) -> Any:
+    return compile_expr(part.source).run(env)
+
+
+def render_string(text: str, env: Mapping[str, Any]) -> str:
+    """Replace every expression by its ``%v`` text; literal text is kept."""
+    if "{{" not in text and "${" not in text:
+        return text
+    out: List[str] = []
+    for part in scan(text):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out.append(go_sprint(_evaluate(part, env)))
+    return "".join(out)
+
+
+def render_typed(text: str, env: Mapping[str, Any]) -> Any:
+    """A string that is exactly one expression yields its native value; else string mode."""
+    if "{{" not in text and "${" not in text:
+        return text
+    parts = scan(text.strip())
+    if len(parts) == 1 and isinstance(parts[0], Expression):
+        return _evaluate(parts[0], env)
+    return render_string(text, env)
+
+
+def render_match(text: str, env: Mapping[str, Any]) -> Tuple[str, bool]:
+    """String mode plus Hiera's "matched" flag.
+
+    Text without expressions matches when non-empty; otherwise it matches when
+    at least one expression produced something other than ``""`` or nil.
+    """
+    parts = scan(text) if ("{{" in text or "${" in text) else (text,)
+    if not any(isinstance(p, Expression) for p in parts):
+        return text, text != ""
+    out: List[str] = []
+    matched = False
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        value = _evaluate(part, env)
+        if value is not None and value != "":
+            matched = True
+        out.append(go_sprint(value))
+    return "".join(out), matched
+
+
+def render_value(value: Any, env: Mapping[str, Any], typed: bool = False) -> Any:
+    """Render every string inside ``value`` (walking lists and dicts); keys are kept.
+
+    Returns new containers; the input is not modified.
+    """
+    if isinstance(value, str):
+        return render_typed(value, env) if typed else render_string(value, env)
+    if isinstance(value, dict):
+        return {k: render_value(v, env, typed) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [render_value(v, env, typed) for v in value]
+    return value
