@@ -205,7 +205,8 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
         raise ManifestError(f"cannot read resources_jet_file {path}: {exc.strerror or exc}") from None
     env = manager.template_environment()
     try:
-        rendered = render_jet(source, env, functions={k: v for k, v in env.items() if callable(v)})
+        rendered = render_jet(source, env, functions={k: v for k, v in env.items() if callable(v)},
+                              context=env, name=path)
     except TemplateError as exc:
         raise ManifestError(f"{path}: {exc}") from None
     if not rendered.strip():

@@ -226,3 +226,31 @@ def test_python_m_ccm_and_help_do_not_import_engine():
     from ccm import __version__
 
     assert r.stdout.strip() == __version__
+
+
+def test_resources_jet_file(tmp_path, capsys):
+    write(tmp_path / "resources.jet", """\
+        [[ range _, name := Data.files ]]
+        - file:
+            name: [[ .Data.dir ]]/[[ name ]]
+            ensure: present
+            owner: root
+            group: root
+            mode: "0644"
+            content: "[[ name ]] {{ Data.dir }}"
+        [[ end ]]
+        """)
+    path = write(tmp_path / "m.yaml", f"""\
+        data:
+          dir: {tmp_path}
+          files: [alpha, beta]
+        ccm:
+          resources_jet_file: resources.jet
+        """)
+    code, out, err = apply(capsys, path)
+    assert code == 0, out + err
+    assert (tmp_path / "alpha").read_text() == f"alpha {tmp_path}"
+    assert (tmp_path / "beta").read_text() == f"beta {tmp_path}"
+    write(tmp_path / "resources.jet", "[[ if false ]]x[[ end ]]")
+    code, _, err = apply(capsys, path)
+    assert code == 1 and "produced no output" in err
