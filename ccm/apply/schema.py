@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.model.errors import ManifestError
 
@@ -110,12 +110,86 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
     else:
         ccm_doc["resources"] = ccm_block.get("resources")
     synthetic["ccm"] = ccm_doc
+    key = _verdict_key(synthetic)
+    if key is not None and key in _known_valid():
+        return
     validator = _validator("manifest.json")
     errors = sorted(validator.iter_errors(synthetic), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         where = _describe(list(err.absolute_path), checked)
         raise ManifestError(f"{path}: schema validation failed at {where}: {err.message}")
+    if key is not None:
+        _remember_valid(key)
+
+
+# --- verdict cache -------------------------------------------------------------------------
+# Importing jsonschema is a fifth of a cron run's time. A document that validated once
+# validates again, so valid verdicts are remembered (keyed by the schema's and the
+# document's hashes) in a private cache directory; any doubt means validating again.
+
+_MAX_VERDICTS = 256
+
+
+def _cache_file() -> Optional[str]:
+    if os.geteuid() == 0:
+        base = "/var/cache/ccm"
+    else:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ccm")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+    except OSError:
+        return None
+    return os.path.join(base, "schema-verdicts.json")
+
+
+@lru_cache(maxsize=None)
+def _schema_digest() -> str:
+    import hashlib
+
+    with open(schema_path("manifest.json"), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _verdict_key(document: Mapping[str, Any]) -> Optional[str]:
+    import hashlib
+
+    try:
+        text = json.dumps(document, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256((_schema_digest() + text).encode("utf-8")).hexdigest()
+
+
+def _known_valid() -> List[str]:
+    path = _cache_file()
+    if not path:
+        return []
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            doc = json.load(fh)
+        return list(doc.get("valid", [])) if isinstance(doc, dict) else []
+    except (OSError, ValueError):
+        return []
+
+
+def _remember_valid(key: str) -> None:
+    import tempfile
+
+    path = _cache_file()
+    if not path:
+        return
+    known = [k for k in _known_valid() if k != key][-(_MAX_VERDICTS - 1):] + [key]
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".verdicts-", dir=os.path.dirname(path))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"valid": known}, fh)
+        os.rename(tmp, path)
+    except OSError:
+        pass
 
 
 def _describe(path: List[Any], entries: List[Any]) -> str:

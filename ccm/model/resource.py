@@ -106,9 +106,9 @@ class Properties:
         return f"{self.type_name}#{self.name}"
 
     def copy(self) -> "Properties":
-        import copy as _copy
-
-        return Properties(self.type_name, _copy.deepcopy(self.values), self.fields)
+        """A copy whose top-level values can be replaced (template rendering does that,
+        it never mutates nested values) without touching the original."""
+        return Properties(self.type_name, dict(self.values), self.fields)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}

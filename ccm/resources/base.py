@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
+from ccm import expr
 from ccm.log import internal
 from ccm.model.errors import CCMError, SessionError
 from ccm.model.events import TransactionEvent
@@ -22,8 +23,6 @@ log = internal("ccm.resources")
 
 
 def _control_allows(props: Properties, env: Any) -> bool:
-    from ccm import expr
-
     control = props.get("control") or {}
     results = {}
     for key in ("if", "unless"):
@@ -48,7 +47,6 @@ def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool =
     started = time.monotonic_ns()
     event = TransactionEvent(type=props.type_name, name=props.name, alias=props.alias,
                              requested_ensure=props.ensure, health_check_only=health_check_only)
-    event.properties = props.to_dict()
     user_log = manager.user_log.bind(type=props.type_name, name=props.name)
     try:
         _flow(manager, spec, props, event, health_check_only, user_log)
@@ -73,7 +71,6 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
         return
 
     P.render_phase(props, env, DEFERRED)
-    event.properties = props.to_dict()
 
     unmet = []
     for ref in props.get("require") or []:

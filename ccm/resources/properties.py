@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
+from ccm import expr, templates
+from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
 from ccm.model.resource import (ANY, ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS,
                                 HEALTH_CHECKS, INT, INT_LIST, NEVER, PARSE, POST_LIST, REGISTRATIONS,
@@ -178,8 +180,6 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
 # --- templates ---------------------------------------------------------------------------
 
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
-    from ccm import templates
-
     if not isinstance(text, str) or not templates.has_expressions(text):
         return text
     try:
@@ -268,8 +268,6 @@ def _strings_of(value: Any):
 def check_deferred(props: Properties, label: str) -> None:
     """Compile (without evaluating) every deferred template, so syntax errors reject the
     manifest before anything runs."""
-    from ccm import templates
-
     for f in props.fields:
         if f.template != DEFERRED:
             continue
@@ -281,8 +279,6 @@ def check_deferred(props: Properties, label: str) -> None:
 
 
 def check_control(props: Properties, label: str) -> None:
-    from ccm import expr
-
     for k, source in (props.get("control") or {}).items():
         if not source.strip():
             continue
@@ -323,8 +319,6 @@ def _has_template(v: Any) -> bool:
 
 
 def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
-    from ccm.model.durations import DurationError, parse_duration
-
     for i, c in enumerate(checks):
         where = f"health_checks[{i}]"
         has_cmd = bool(c.get("command"))
