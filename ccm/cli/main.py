@@ -18,10 +18,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "facts": ("ccm.cli.facts_cmd", "Show system facts"),
     "hiera": ("ccm.cli.hiera_cmd", "Resolve hierarchical data"),
     "session": ("ccm.cli.session_cmd", "Manage shell-script sessions"),
-    "registration": ("ccm.cli.registration_cmd", "Service registration and discovery"),
-    "agent": ("ccm.cli.agent_cmd", "Run the continuous agent"),
 }
-ALIASES: Dict[str, str] = {"info": "status", "reg": "registration", "r": "registration"}
+ALIASES: Dict[str, str] = {"info": "status"}
 
 EXIT_OK = 0
 EXIT_ERROR = 1

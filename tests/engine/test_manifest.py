@@ -254,3 +254,21 @@ def test_resources_jet_file(tmp_path, capsys):
     write(tmp_path / "resources.jet", "[[ if false ]]x[[ end ]]")
     code, _, err = apply(capsys, path)
     assert code == 1 and "produced no output" in err
+
+
+def test_cli_facts_override_gathered_facts(tmp_path, capsys):
+    facts_file = write(tmp_path / "f.yaml", "role: db\nhost:\n  info:\n    os: plan9\n")
+    target = tmp_path / "t"
+    path = write(tmp_path / "m.yaml", "ccm:\n  resources:\n"
+                 + file_res(target, content="{{ Facts.role }} {{ Facts.host.info.os }} {{ Facts.host.info.platformFamily }} {{ Facts.extra }}"))
+    code, out, err = apply(capsys, path, "--fact", "extra=1", "--fact", "role:web", "--facts", facts_file)
+    assert code == 0, out + err
+    assert target.read_text() == "db plan9 debian 1"
+
+
+def test_unknown_command_and_usage_errors(capsys):
+    assert main(["frobnicate"]) == 1
+    assert "expected command" in capsys.readouterr().err
+    assert main(["apply"]) == 1
+    err = capsys.readouterr().err
+    assert "error:" in err and "manifest" in err
