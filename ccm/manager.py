@@ -25,6 +25,9 @@ class NoopMetrics:
     def observe(self, metric: str, seconds: float, **labels: str) -> None:
         pass
 
+    def inc(self, metric: str, amount: float = 1.0, **labels: str) -> None:
+        pass
+
     def record_event(self, event: Any) -> None:
         pass
 

@@ -91,3 +91,25 @@ def one_line(s: SessionSummary) -> str:
                 parts.append(f"health_{name}={n}")
     parts.append(f"duration={go_duration(round_ms(s.total_duration_ns))}")
     return "Session: " + ", ".join(parts)
+
+
+# --- machine-readable report --------------------------------------------------------------
+
+def json_report(events: List[Any], summary: SessionSummary) -> dict:
+    """One document for tools: every transaction event (wire shape) and the run summary.
+
+    ``events`` may include session start events; they are left out (the summary carries
+    the start time).
+    """
+    return {
+        "events": [e.to_dict() for e in events if isinstance(e, TransactionEvent)],
+        "summary": summary.to_dict(),
+    }
+
+
+def json_report_text(events: List[Any], summary: SessionSummary) -> str:
+    """``json_report`` as 2-space indented JSON with a trailing newline (stdout of
+    ``ccm apply --json`` and ``ccm session report --json``)."""
+    import json
+
+    return json.dumps(json_report(events, summary), indent=2) + "\n"

@@ -338,8 +338,6 @@ def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
             validate_goss_rules(c["goss_rules"], where=f"{where}.goss_rules")
         if fmt and fmt not in ("nagios", "goss") and not _has_template(fmt):
             raise ValidationError(f'unknown health check format "{fmt}"', field=f"{where}.format")
-        if "tries" in c and c["tries"] is not None and c["tries"] < 1:
-            raise ValidationError("tries must be at least 1", field=f"{where}.tries")
         for dk in ("timeout", "try_sleep"):
             if c.get(dk) and not _has_template(c[dk]):
                 try:

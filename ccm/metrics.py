@@ -1,0 +1,280 @@
+"""Prometheus metrics of ccm runs, under upstream's exact names (``choria_ccm_*``).
+
+What: ``Metrics`` implements the manager's metrics sink (``observe(metric, seconds,
+**labels)``, ``inc(metric, **labels)``, ``record_event(event)``) and renders the Prometheus
+text format itself (``exposition()``), so counters keep their upstream names with no
+``_total`` suffix and no ``_created`` samples. ``serve`` exposes ``/metrics`` over HTTP
+(agent ``monitor_port``); ``write_textfile`` writes the node_exporter textfile-collector
+format atomically (``ccm apply --metrics-file``).
+Guarantees: standard library only (``prometheus_client`` is never imported: its text
+writer renames counters' HELP/TYPE lines to ``*_total``, which would break upstream's
+names; tests use its parser to check the format). Thread-safe; a bad observation is dropped and logged, never raised into a run.
+Not: the no-op sink used when metrics are off (``ccm.manager.NoopMetrics``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from ccm.log import internal
+
+log = internal("ccm.metrics")
+
+COUNTER, SUMMARY = "counter", "summary"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    key: str                   # what callers pass to observe()/inc()
+    name: str                  # exposed name
+    kind: str                  # counter | summary
+    labels: Tuple[str, ...]
+    help: str
+
+
+def _d(key: str, name: str, kind: str, labels: str, help_text: str) -> MetricDef:
+    return MetricDef(key, "choria_ccm_" + name, kind, tuple(labels.split()), help_text)
+
+
+# The spec's table, in its order. ``key`` is the short name used by observe()/inc().
+DEFINITIONS: Tuple[MetricDef, ...] = (
+    _d("manifest_apply", "manifest_apply_duration_seconds", SUMMARY, "source",
+       "Time taken to apply a manifest"),
+    _d("resource_apply", "resource_apply_duration_seconds", SUMMARY, "type provider name",
+       "Time taken to apply a resource"),
+    _d("resource_state_total", "resource_state_total_count", COUNTER, "type name",
+       "Total number of resource events recorded"),
+    _d("resource_state_noop", "resource_state_noop_count", COUNTER, "type name",
+       "Number of resources that would have changed in noop mode"),
+    _d("resource_state_changed", "resource_state_changed_count", COUNTER, "type name",
+       "Number of resources that changed"),
+    _d("resource_state_skipped", "resource_state_skipped_count", COUNTER, "type name",
+       "Number of resources that were skipped"),
+    _d("resource_state_refreshed", "resource_state_refreshed_count", COUNTER, "type name",
+       "Number of resources that were refreshed"),
+    _d("resource_state_failed", "resource_state_failed_count", COUNTER, "type name",
+       "Number of resources that failed"),
+    _d("resource_state_error", "resource_state_error_count", COUNTER, "type name",
+       "Number of resources that reported errors"),
+    _d("resource_state_stable", "resource_state_stable_count", COUNTER, "type name",
+       "Number of resources that were stable"),
+    _d("healthcheck", "healthcheck_duration_seconds", SUMMARY, "type name check",
+       "Time taken by each health check attempt"),
+    _d("healthcheck_status", "healthcheck_status_count", COUNTER, "type name status check",
+       "Final status of each health check"),
+    _d("facts_gather", "facts_gather_duration_seconds", SUMMARY, "",
+       "Time taken to gather facts"),
+    _d("agent_apply", "agent_apply_duration_seconds", SUMMARY, "manifest",
+       "Time taken by each agent manifest apply"),
+    _d("agent_healthcheck", "agent_healthcheck_duration_seconds", SUMMARY, "manifests",
+       "Time taken by each agent health check run"),
+    _d("agent_healthcheck_remediations", "agent_healthcheck_remediations_count", COUNTER, "manifest",
+       "Number of applies triggered by critical health checks"),
+    _d("agent_data_resolve", "agent_data_resolve_duration_seconds", SUMMARY, "",
+       "Time taken to resolve external data"),
+    _d("agent_data_resolve_error", "agent_data_resolve_error_count", COUNTER, "url",
+       "Number of failed external data resolutions"),
+    _d("agent_facts_resolve", "agent_facts_resolve_duration_seconds", SUMMARY, "",
+       "Time taken to resolve facts in the agent"),
+    _d("agent_facts_resolve_error", "agent_facts_resolve_error_count", COUNTER, "",
+       "Number of failed fact resolutions in the agent"),
+    _d("agent_manifest_fetch", "agent_manifest_fetch_count", COUNTER, "manifest",
+       "Number of remote manifest downloads"),
+    _d("agent_manifest_fetch_error", "agent_manifest_fetch_error_count", COUNTER, "manifest",
+       "Number of failed remote manifest checks or downloads"),
+)
+
+BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}
+BY_NAME: Dict[str, MetricDef] = {d.name: d for d in DEFINITIONS}
+
+
+def outcome(event: Any) -> str:
+    """The one outcome counter an event increments: noop > changed > skipped > refreshed >
+    failed > error > stable."""
+    if event.noop:
+        return "noop"
+    if event.changed:
+        return "changed"
+    if event.skipped:
+        return "skipped"
+    if event.refreshed:
+        return "refreshed"
+    if event.failed:
+        return "failed"
+    if event.errors:
+        return "error"
+    return "stable"
+
+
+# --- text format -------------------------------------------------------------------------
+
+def format_value(v: float) -> str:
+    """Go's float formatting as Prometheus clients write it (``1``, ``0.25``, ``+Inf``)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(float(v))
+
+
+def _escape_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _labels_text(names: Tuple[str, ...], values: Tuple[str, ...]) -> str:
+    """Label pairs sorted by name, as client_golang writes them."""
+    if not names:
+        return ""
+    return "{" + ",".join(f'{n}="{_escape_label(v)}"' for n, v in sorted(zip(names, values))) + "}"
+
+
+class Metrics:
+    """In-process metric store with upstream's names, types and labels."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # metric name -> label values -> value (counter) or [sum, count] (summary)
+        self._values: Dict[str, Dict[Tuple[str, ...], Any]] = {d.name: {} for d in DEFINITIONS}
+        for d in DEFINITIONS:
+            if not d.labels:  # label-less metrics are always exposed, as client_golang does
+                self._values[d.name][()] = 0.0 if d.kind == COUNTER else [0.0, 0]
+
+    # --- recording --------------------------------------------------------------------
+
+    def _label_values(self, d: MetricDef, labels: Dict[str, Any]) -> Tuple[str, ...]:
+        return tuple("" if labels.get(n) is None else str(labels.get(n)) for n in d.labels)
+
+    def _def(self, key: str, kind: str) -> Optional[MetricDef]:
+        d = BY_KEY.get(key) or BY_NAME.get(key)
+        if d is None or d.kind != kind:
+            log.warning("unknown metric", extra={"kv": {"metric": key, "kind": kind}})
+            return None
+        return d
+
+    def observe(self, metric: str, seconds: float, **labels: Any) -> None:
+        """Add one observation to the summary ``metric`` (short key or full name)."""
+        d = self._def(metric, SUMMARY)
+        if d is None:
+            return
+        key = self._label_values(d, labels)
+        with self._lock:
+            cell = self._values[d.name].setdefault(key, [0.0, 0])
+            cell[0] += float(seconds)
+            cell[1] += 1
+
+    def inc(self, metric: str, amount: float = 1.0, **labels: Any) -> None:
+        """Increment the counter ``metric`` (short key or full name)."""
+        d = self._def(metric, COUNTER)
+        if d is None:
+            return
+        key = self._label_values(d, labels)
+        with self._lock:
+            self._values[d.name][key] = self._values[d.name].get(key, 0.0) + amount
+
+    def record_event(self, event: Any) -> None:
+        """Count a recorded transaction event: the total, one outcome, and the final
+        status of each of its health checks."""
+        name = event.alias or event.name
+        self.inc("resource_state_total", type=event.type, name=name)
+        self.inc("resource_state_" + outcome(event), type=event.type, name=name)
+        for result in event.health_checks:
+            self.inc("healthcheck_status", type=event.type, name=event.name,
+                     status=result.status_name, check=result.name)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def value(self, metric: str, **labels: Any) -> Any:
+        """A counter's value or a summary's ``(sum, count)`` (0 / (0, 0) when unseen)."""
+        d = BY_KEY.get(metric) or BY_NAME[metric]
+        with self._lock:
+            v = self._values[d.name].get(self._label_values(d, labels))
+        if d.kind == SUMMARY:
+            return (v[0], v[1]) if v else (0.0, 0)
+        return v or 0.0
+
+    def samples(self) -> List[Tuple[MetricDef, List[Tuple[Tuple[str, ...], Any]]]]:
+        with self._lock:
+            return [(d, sorted((k, list(v) if isinstance(v, list) else v) for k, v in self._values[d.name].items()))
+                    for d in sorted(DEFINITIONS, key=lambda d: d.name)]
+
+    def exposition(self) -> str:
+        """All metrics in the Prometheus text format (version 0.0.4). Labelled metrics
+        nobody has touched are left out, as Prometheus client libraries do."""
+        lines: List[str] = []
+        for d, series in self.samples():
+            if not series:
+                continue
+            lines.append(f"# HELP {d.name} {_escape_help(d.help)}")
+            lines.append(f"# TYPE {d.name} {d.kind}")
+            for key, v in series:
+                labels = _labels_text(d.labels, key)
+                if d.kind == COUNTER:
+                    lines.append(f"{d.name}{labels} {format_value(v)}")
+                else:
+                    lines.append(f"{d.name}_sum{labels} {format_value(v[0])}")
+                    lines.append(f"{d.name}_count{labels} {format_value(v[1])}")
+        return "\n".join(lines) + "\n"
+
+
+# --- exposure --------------------------------------------------------------------------------
+
+def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
+    """Serve ``/metrics`` on ``host:port`` from a daemon thread.
+
+    Returns the server; ``server.server_address`` has the bound port (pass 0 to pick one)
+    and ``server.shutdown()`` stops it.
+    """
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            if self.path.split("?", 1)[0] != "/metrics":
+                self.send_error(404, "not found")
+                return
+            body = metrics.exposition().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", CONTENT_TYPE)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            log.debug("metrics request", extra={"kv": {"request": format % args}})
+
+    server = ThreadingHTTPServer((host, int(port)), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="ccm-metrics", daemon=True)
+    thread.start()
+    return server
+
+
+def write_textfile(metrics: Metrics, path: str) -> None:
+    """Write the node_exporter textfile-collector format to ``path`` atomically: a
+    temporary file in the same directory (not ending in ``.prom``, so the collector never
+    reads a partial file) renamed over ``path``; no temporary file is left behind."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(metrics.exposition())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
