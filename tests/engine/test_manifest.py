@@ -272,3 +272,29 @@ def test_unknown_command_and_usage_errors(capsys):
     assert main(["apply"]) == 1
     err = capsys.readouterr().err
     assert "error:" in err and "manifest" in err
+
+
+def test_json_output_is_one_document_and_metrics_file(tmp_path, capsys):
+    metrics = tmp_path / "m" / "ccm.prom"
+    metrics.parent.mkdir()
+    path = write(tmp_path / "m.yaml", "ccm:\n  pre_message: hi\n  resources:\n" + file_res(tmp_path / "f")
+                 + "    - exec:\n        name: /bin/false\n")
+    code, out, err = apply(capsys, path, "--json", "--metrics-file", str(metrics))
+    assert code == 1
+    doc = json.loads(out)
+    assert [e["type"] for e in doc["events"]] == ["file", "exec"]
+    assert doc["summary"]["failed_resources"] == 1 and doc["summary"]["changed_resources"] == 1
+    text = metrics.read_text()
+    assert 'choria_ccm_resource_state_failed_count{name="/bin/false",type="exec"} 1' in text.replace(".0\n", "\n")
+    assert "choria_ccm_resource_state_total_count" in text and "_total_count_total" not in text
+    assert os.listdir(metrics.parent) == ["ccm.prom"]
+
+
+def test_monitor_only_runs_checks_and_changes_nothing(tmp_path, capsys):
+    target = tmp_path / "f"
+    path = write(tmp_path / "m.yaml", "ccm:\n  resources:\n" + file_res(target)
+                 + "        health_checks:\n          - command: /bin/sh -c 'exit 2'\n            name: always-critical\n")
+    code, out, _ = apply(capsys, path, "--monitor-only")
+    assert code == 1 and not target.exists()
+    assert "healthcheck=true" in out and "CRITICAL" in out
+    assert "Checked Resources: 1 (ok: 0, critical: 1, warning: 0 unknown: 0)" in out
