@@ -1,8 +1,8 @@
 """posix provider for the file type: the only code that changes files on disk.
 
 Guarantees: content is written to a temp file in the target's directory, fsynced and
-renamed over the target (atomic replace; a symlink at the target is replaced, never
-followed); ownership before mode (chown clears setuid bits); attributes are never set
+renamed over the target (atomic replace: readers see the old or the new file, never a
+partial one; a symlink at the target is replaced, never followed); ownership before mode (chown clears setuid bits); attributes are never set
 through a symlink.
 """
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import shutil
 import stat
 import tempfile
-from datetime import datetime, timezone
 from typing import Any, Mapping, Optional, Tuple
 
 from ccm.model.errors import ProviderError
@@ -119,14 +118,6 @@ class PosixFileProvider:
                     os.unlink(tmp)
                 except OSError:
                     pass
-        try:
-            dfd = os.open(parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
 
     def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None:
         if os.path.islink(path):
