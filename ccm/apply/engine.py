@@ -48,8 +48,9 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
         manager.session.start_session(manifest.source)
 
     result = ExecutionResult()
-    saved_log = manager.user_log
+    saved_log, saved_hc = manager.user_log, manager.health_check_only
     manager.user_log = ulog
+    manager.health_check_only = health_check_only or saved_hc
     try:
         for entry in manifest.resources:
             props = entry.props.copy()
@@ -70,6 +71,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
                 break
     finally:
         manager.user_log = saved_log
+        manager.health_check_only = saved_hc
         manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
     result.summary = manager.session.summary()
     return result

@@ -81,10 +81,12 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
         event.unmet_requirements = unmet
         return
 
-    if not health_check_only:
+    logic = spec.logic()
+    # Nested manifests run their child in health-check-only mode instead of skipping it.
+    if not health_check_only or getattr(logic, "runs_in_health_check_only", False):
         apply_started = time.monotonic()
         try:
-            _apply(manager, spec, props, provider, event, user_log)
+            _apply(manager, logic, props, provider, event, user_log)
         except CCMError as exc:
             event.status = None
             event.final_ensure = ""
@@ -104,9 +106,8 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
             event.fail(err)
 
 
-def _apply(manager: Any, spec: Any, props: Properties, provider: Any, event: TransactionEvent,
+def _apply(manager: Any, logic: Any, props: Properties, provider: Any, event: TransactionEvent,
            user_log: Any) -> None:
-    logic = spec.logic()
     ctx = ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
                           runner=manager.runner, should_refresh=manager.session.should_refresh,
                           manager=manager, facts=manager.facts(), depth=getattr(manager, "depth", 0))
