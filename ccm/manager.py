@@ -11,7 +11,7 @@ import copy
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import TransactionEvent

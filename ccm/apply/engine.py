@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, List
 
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.log import internal

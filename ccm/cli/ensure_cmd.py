@@ -7,14 +7,12 @@ validation and the apply flow are the same code a manifest uses.
 from __future__ import annotations
 
 import argparse
-import grp
 import os
-import pwd
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ccm.cli.common import ArgumentParser, parse_map, to_json
-from ccm.cli.setup import add_bool, build_manager
+from ccm.cli.common import ArgumentParser, to_json
+from ccm.cli.setup import add_bool, build_manager, current_owner
 from ccm.model.errors import CCMError, UsageError, ValidationError
 
 _UNSET = object()
@@ -93,18 +91,6 @@ def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
     return props
 
 
-def _current_owner() -> Tuple[str, str]:
-    uid, gid = os.getuid(), os.getgid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return user, group
-
 
 def _file_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("name")
@@ -123,7 +109,7 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError("cannot specify both contents and contents-file")
     if args.source and (args.content is not None or args.content_file):
         raise UsageError("cannot specify both source and contents or contents-file")
-    owner, group = _current_owner()
+    owner, group = current_owner()
     if args.owner:
         o, sep, g = args.owner.partition(":")
         owner = o or owner

@@ -6,25 +6,11 @@ turn flags into properties: validation happens in the type, as for a manifest.
 from __future__ import annotations
 
 import argparse
-import grp
 import os
-import pwd
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
+from ccm.cli.setup import current_owner
 from ccm.model.errors import UsageError, ValidationError
-
-
-def _current_owner() -> Tuple[str, str]:
-    uid, gid = os.getuid(), os.getgid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return user, group
 
 
 def _absolute(path: str) -> str:
@@ -67,7 +53,7 @@ def _headers(items: List[str]) -> Dict[str, str]:
 
 
 def archive_properties(args: argparse.Namespace) -> Dict[str, Any]:
-    owner, group = _current_owner()
+    owner, group = current_owner()
     if args.owner:
         o, sep, g = args.owner.partition(":")
         owner = o or owner

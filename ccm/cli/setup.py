@@ -7,6 +7,23 @@ from typing import Any, Dict, List, Optional
 from ccm.cli.common import load_data_file, parse_map
 
 
+def current_owner() -> "tuple[str, str]":
+    """The current user and group names (numbers when they have no name)."""
+    import grp
+    import pwd
+
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return user, group
+
+
 def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dict[str, Any]:
     """``--fact`` map, then ``--facts`` file deep-merged over it (file wins)."""
     from ccm.data.merge import deep_merge

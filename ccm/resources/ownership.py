@@ -1,14 +1,17 @@
-"""Owner, group and mode helpers shared by the file and archive types.
+"""Owner, group, mode and checksum helpers shared by the file and archive types.
 
-Pure apart from the passwd/group database lookups.
+Pure apart from the passwd/group database lookups and reading files to hash them.
 """
 from __future__ import annotations
 
 import grp
+import hashlib
 import pwd
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
-from ccm.model.errors import ValidationError
+from ccm.model.errors import ProviderError, ValidationError
+
+CHUNK = 1 << 20
 
 
 def parse_mode(mode: Union[str, int], *, field: str = "mode") -> int:
@@ -82,3 +85,22 @@ def group_matches(observed: str, desired: str) -> bool:
         return True
     a, b = gid_for(observed) if observed else None, gid_for(desired) if desired else None
     return a is not None and a == b
+
+
+def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
+    """Numeric ids for a desired owner and group; a missing one is a run-time failure."""
+    uid = uid_for(owner)
+    if uid is None:
+        raise ProviderError(f'owner "{owner}" does not exist')
+    gid = gid_for(group)
+    if gid is None:
+        raise ProviderError(f'group "{group}" does not exist')
+    return uid, gid
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -11,9 +11,9 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm import expr, templates
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
-from ccm.model.resource import (ANY, ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS,
-                                HEALTH_CHECKS, INT, INT_LIST, NEVER, PARSE, POST_LIST, REGISTRATIONS,
-                                STR, STR_LIST, STR_MAP, Field, Properties, parse_ref)
+from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS, HEALTH_CHECKS,
+                                INT, INT_LIST, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
+                                Properties, parse_ref)
 
 REGISTRATION_KEYS = ("cluster", "service", "protocol", "address", "port", "priority", "ttl", "annotations")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")

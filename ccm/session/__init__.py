@@ -9,7 +9,7 @@ type#name-or-alias" queries.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Callable, List, Optional, Sequence, Union
 
 from ccm.model.errors import SessionError
 from ccm.model.events import SessionStartEvent, SessionSummary, TransactionEvent

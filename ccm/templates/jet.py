@@ -30,7 +30,6 @@ a non-nil empty list or map is true; a missing key at the end of a chain
 """
 from __future__ import annotations
 
-import html as _html
 import inspect
 import json as _json
 import math

@@ -14,35 +14,18 @@ import hashlib
 import os
 import tempfile
 import urllib.parse
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import gid_for, group_name, uid_for, user_name
+from ccm.resources.ownership import group_name, resolve_ids, sha256_file, user_name
 
 ARCHIVE_MODE = 0o644
 EXTRACT_DIR_MODE = 0o755
-CHUNK = 1 << 20
 
 
-def _ids(owner: str, group: str) -> Tuple[int, int]:
-    uid = uid_for(owner)
-    if uid is None:
-        raise ProviderError(f'owner "{owner}" does not exist')
-    gid = gid_for(group)
-    if gid is None:
-        raise ProviderError(f'group "{group}" does not exist')
-    return uid, gid
-
-
-def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class _HashingWriter:
@@ -92,7 +75,7 @@ class HttpArchiveProvider:
                  headers: Mapping[str, str], owner: str, group: str) -> int:
         from ccm import httpget
 
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         parent = os.path.dirname(path) or "/"
         if not os.path.isdir(parent):
             raise ProviderError(f'download failed: "{parent}" is not a directory')
@@ -130,7 +113,7 @@ class HttpArchiveProvider:
     def extract(self, path: str, parent: str, *, owner: str, group: str) -> None:
         from ccm import safe_extract
 
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         try:
             safe_extract.extract(path, parent, uid=uid, gid=gid, dir_mode=EXTRACT_DIR_MODE)
         except safe_extract.UnsafeArchive as exc:
@@ -147,7 +130,7 @@ class HttpArchiveProvider:
             raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
 
     def set_ownership(self, path: str, owner: str, group: str) -> None:
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         try:
             os.chown(path, uid, gid, follow_symlinks=False)
         except OSError as exc:

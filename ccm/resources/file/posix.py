@@ -8,38 +8,20 @@ through a symlink.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import shutil
 import stat
 import tempfile
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import format_mode, gid_for, group_name, uid_for, user_name
-
-CHUNK = 1 << 20
+from ccm.resources.ownership import CHUNK, format_mode, group_name, resolve_ids, sha256_file, user_name
 
 
-def _ids(owner: str, group: str) -> Tuple[int, int]:
-    uid = uid_for(owner)
-    if uid is None:
-        raise ProviderError(f'owner "{owner}" does not exist')
-    gid = gid_for(group)
-    if gid is None:
-        raise ProviderError(f'group "{group}" does not exist')
-    return uid, gid
 
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class PosixFileProvider:
@@ -69,7 +51,7 @@ class PosixFileProvider:
         else:
             state.ensure = "present"
             try:
-                meta["checksum"] = _sha256(path)
+                meta["checksum"] = sha256_file(path)
             except OSError as exc:
                 raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
         # keep the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
@@ -78,7 +60,7 @@ class PosixFileProvider:
         return state
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         try:
             if os.path.islink(path):
                 os.unlink(path)
@@ -90,7 +72,7 @@ class PosixFileProvider:
 
     def store(self, path: str, *, content: Optional[bytes], source: Optional[str], owner: str,
               group: str, mode: int) -> None:
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         parent = os.path.dirname(path) or "/"
         if not os.path.isdir(parent):
             raise ProviderError(f'"{parent}" is not a directory')
@@ -122,7 +104,7 @@ class PosixFileProvider:
     def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None:
         if os.path.islink(path):
             raise ProviderError(f"{path} is a symlink; refusing to set attributes through it")
-        uid, gid = _ids(owner, group)
+        uid, gid = resolve_ids(owner, group)
         try:
             os.chown(path, uid, gid, follow_symlinks=False)
             os.chmod(path, mode)

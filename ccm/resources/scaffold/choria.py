@@ -35,10 +35,10 @@ from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
+from ccm.resources.ownership import CHUNK, sha256_file
 
 XATTR = "user.ccm.scaffold"
 POST_TIMEOUT = 300.0
-CHUNK = 1 << 20
 
 
 @dataclass
@@ -63,13 +63,6 @@ class RenderResult:
     stable: List[str] = field(default_factory=list)
     purged: List[str] = field(default_factory=list)    # target files the source does not produce
 
-
-def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def post_argv(command: str, path: str) -> List[str]:
