@@ -27,10 +27,13 @@ $(STAMP): pyproject.toml requirements.txt requirements-dev.txt
 
 venv: $(STAMP)
 
+# ARCH=aarch64 and PYTHONS=3.9,3.11 override build_zipapp.py's defaults (host arch, 3.9-3.14).
 pyz: $(STAMP)
-	$(VPY) build_zipapp.py
+	$(VPY) build_zipapp.py $(if $(ARCH),--arch $(ARCH)) $(if $(PYTHONS),--pythons $(PYTHONS))
 
 run: pyz
+	@echo "--- hierarchical data of the demo, resolved against this host's facts ---"
+	cd demo && ../dist/ccm.pyz hiera parse data.yaml
 	rm -rf "$(SCRATCH)" && mkdir -p "$(SCRATCH)"
 	cd demo && CCM_DEMO_ROOT="$(SCRATCH)" CCM_DEMO_OWNER="$$(id -un)" CCM_DEMO_GROUP="$$(id -gn)" ../dist/ccm.pyz apply manifest.yaml
 	@echo "--- second run: everything should be stable ---"
@@ -53,8 +56,9 @@ test-apt: $(STAMP)
 test-sysv: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m sysv tests
 
-test-hosts: $(STAMP)
-	$(VPY) -m pytest -q -p no:xdist -m hosts tests
+# Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
+test-hosts: pyz
+	CCM_TEST_PYZ=$(CURDIR)/dist/ccm.pyz $(VPY) -m pytest -q -rs -p no:xdist -m hosts tests/hosts
 
 bench: $(STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

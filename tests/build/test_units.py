@@ -1,0 +1,183 @@
+"""Pure parts of the build script and the boot module, without building anything."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccm import _bootstrap as boot
+
+from .conftest import REPO
+
+sys.path.insert(0, str(REPO))
+import build_zipapp as bz  # noqa: E402
+
+HOST = {"amd64": "x86_64", "arm64": "aarch64"}.get(os.uname().machine, os.uname().machine)
+HERE = sys.version_info[:2]
+
+
+# --------------------------------------------------------------------------- guard
+
+def test_guard_accepts_this_interpreter() -> None:
+    assert boot.check_interpreter(supported=[HERE], arch=HOST) is None
+
+
+def test_guard_names_running_and_supported_versions() -> None:
+    msg = boot.check_interpreter(supported=[(3, 8), (3, 99)], arch=HOST)
+    assert msg is not None and "\n" not in msg
+    assert "running CPython %d.%d.%d" % sys.version_info[:3] in msg
+    assert "supports CPython 3.8, 3.99 on %s" % HOST in msg
+
+
+def test_guard_other_machine() -> None:
+    other = "aarch64" if HOST == "x86_64" else "x86_64"
+    msg = boot.check_interpreter(supported=[HERE], arch=other)
+    assert msg is not None and "machine " + os.uname().machine in msg
+
+
+# --------------------------------------------------------------------------- root choice
+
+def _env(**kw: str) -> dict:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def test_home_shiv_first(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    target = boot.choose_target(_env(HOME=str(home), TMPDIR=str(tmp_path)), "ccm_x")
+    assert target == str(home / ".shiv" / "ccm_x")
+    assert (home / ".shiv").is_dir()
+
+
+def test_missing_home_not_created(tmp_path: Path) -> None:
+    tmp = tmp_path / "t"
+    tmp.mkdir(mode=0o700)
+    target = boot.choose_target(_env(HOME=str(tmp_path / "nohome"), TMPDIR=str(tmp)), "ccm_x")
+    assert target == str(tmp / ("ccm-%d" % os.geteuid()) / "ccm_x")
+    assert not (tmp_path / "nohome").exists()
+
+
+def test_others_writable_dir_refused(tmp_path: Path) -> None:
+    root = tmp_path / ("ccm-%d" % os.geteuid())
+    root.mkdir()
+    os.chmod(root, 0o777)
+    with pytest.raises(boot.BootError, match="writable by others"):
+        boot.probe(str(root), "ccm_x")
+
+
+def test_symlinked_private_dir_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(boot.BootError, match="symlink"):
+        boot.probe(str(link), "ccm_x", private=True)
+
+
+def test_explicit_root_created(tmp_path: Path) -> None:
+    target = boot.choose_target(_env(SHIV_ROOT=str(tmp_path / "a" / "b")), "ccm_x")
+    assert target == str(tmp_path / "a" / "b" / "ccm_x")
+
+
+def test_explicit_root_error_is_one_line() -> None:
+    with pytest.raises(boot.BootError) as err:
+        boot.choose_target(_env(SHIV_ROOT="/proc/nope/deeper"), "ccm_x")
+    assert "SHIV_ROOT=/proc/nope/deeper" in str(err.value) and "\n" not in str(err.value)
+
+
+# --------------------------------------------------------------------------- marker
+
+def _tree(root: Path) -> Path:
+    site = root / "site-packages"
+    (site / "pkg" / "sub").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "sub" / "data.json").write_text("{}")
+    (site / "mod.py").write_text("")
+    return site
+
+
+def test_marker_detects_deleted_file(tmp_path: Path) -> None:
+    site = _tree(tmp_path)
+    assert not boot.extraction_ok(str(tmp_path))
+    boot.write_marker(str(tmp_path))
+    assert (site / "pkg" / "__pycache__").is_dir() and (site / "__pycache__").is_dir()
+    assert not (site / "pkg" / "sub" / "__pycache__").exists()
+    assert boot.extraction_ok(str(tmp_path))
+    (site / "pkg" / "__pycache__" / "x.cpython-39.pyc").write_bytes(b"")  # Python's own write
+    assert boot.extraction_ok(str(tmp_path))
+    os.utime(site / "pkg" / "sub", ns=(1, 1))
+    assert not boot.extraction_ok(str(tmp_path))
+    boot.write_marker(str(tmp_path))
+    (site / "pkg" / "sub" / "data.json").unlink()
+    assert not boot.extraction_ok(str(tmp_path))
+
+
+def test_marker_survives_cleaner_restoring_mtime(tmp_path: Path) -> None:
+    """systemd-tmpfiles puts a directory's atime/mtime back after deleting in it."""
+    site = _tree(tmp_path)
+    boot.write_marker(str(tmp_path))
+    st = (site / "pkg").stat()
+    (site / "pkg" / "__init__.py").unlink()
+    os.utime(site / "pkg", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (site / "pkg").stat().st_mtime_ns == st.st_mtime_ns
+    assert not boot.extraction_ok(str(tmp_path))
+
+
+def test_marker_detects_deleted_directory(tmp_path: Path) -> None:
+    site = _tree(tmp_path)
+    boot.write_marker(str(tmp_path))
+    import shutil
+
+    shutil.rmtree(site / "pkg")
+    assert not boot.extraction_ok(str(tmp_path))
+
+
+# --------------------------------------------------------------------------- build helpers
+
+def test_parse_wheel_name() -> None:
+    dist, version, tags = bz.parse_wheel_name(
+        "rpds_py-0.27.1-cp39-cp39-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")
+    assert (dist, version) == ("rpds-py", "0.27.1")
+    assert ("cp39", "cp39", "manylinux2014_x86_64") in tags
+
+
+@pytest.mark.parametrize("name,py,ok", [
+    ("pyyaml-6.0.3-cp39-cp39-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", "3.9", True),
+    ("pyyaml-6.0.3-cp310-cp310-manylinux2014_x86_64.whl", "3.9", False),
+    ("psutil-7.2.2-cp36-abi3-manylinux2010_x86_64.manylinux_2_12_x86_64.whl", "3.13", True),
+    ("x-1-cp39-cp39-manylinux_2_28_x86_64.whl", "3.9", False),  # glibc 2.28: too new
+    ("x-1-cp39-cp39-musllinux_1_2_x86_64.whl", "3.9", False),
+    ("attrs-26.1.0-py3-none-any.whl", "3.14", True),
+])
+def test_supported_tags(name: str, py: str, ok: bool) -> None:
+    assert bool(bz.parse_wheel_name(name)[2] & bz.supported_tags(py, "x86_64")) is ok
+
+
+@pytest.mark.parametrize("member,expected", [
+    ("psutil/tests/test_linux.py", None),
+    ("jsonschema/benchmarks/x.py", None),
+    ("jsonschema/_format.py", "jsonschema/_format.py"),
+    ("rpds/__init__.pyi", None),
+    ("attrs-26.1.0.dist-info/RECORD", None),
+    ("attrs-26.1.0.dist-info/licenses/LICENSE", "attrs-26.1.0.dist-info/licenses/LICENSE"),
+    ("psutil-7.2.2.dist-info/LICENSE", "psutil-7.2.2.dist-info/LICENSE"),
+    ("foo-1.data/purelib/foo.py", "foo.py"),
+    ("foo-1.data/scripts/foo", None),
+])
+def test_wheel_member_filter(member: str, expected: str) -> None:
+    assert bz._wheel_target(member) == expected
+
+
+def test_pins_must_be_exact(tmp_path: Path) -> None:
+    req = tmp_path / "r.txt"
+    req.write_text("# c\nPyYAML==6.0.3\nrpds_py == 0.27.1  # why\n")
+    assert bz.read_pins(req) == {"pyyaml": "6.0.3", "rpds-py": "0.27.1"}
+    req.write_text("jsonschema>=4\n")
+    with pytest.raises(SystemExit):
+        bz.read_pins(req)
+
+
+def test_requirements_are_all_pinned() -> None:
+    assert set(bz.read_pins()) >= {"pyyaml", "jsonschema", "rpds-py", "psutil", "referencing"}
