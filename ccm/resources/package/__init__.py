@@ -1,0 +1,82 @@
+"""The package type: a system package present, absent, at the latest or at a given version.
+
+Providers: ``apt`` (Debian family) and ``dnf`` (Red Hat family), chosen by the tools on
+PATH, with the host's ``platformFamily`` fact breaking the tie on a host with both.
+"""
+from __future__ import annotations
+
+import re
+
+from ccm.model.errors import ValidationError
+from ccm.model.resource import Properties
+from ccm.registry import TypeSpec
+
+KEYWORDS = ("present", "absent", "latest")
+
+DANGEROUS = set(";&|$`()[]{}<>*?'\"\\!\n\t\r")
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
+
+
+def go_quote(text: str) -> str:
+    """Go ``%q`` for the texts we quote: double quotes, backslash escapes."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _templated(text: str) -> bool:
+    return "{{" in text or "${" in text
+
+
+def check_name(name: str) -> None:
+    if any(c in DANGEROUS for c in name):
+        raise ValidationError(f"package name contains dangerous characters: {go_quote(name)}", field="name")
+    if not NAME_PATTERN.match(name):
+        raise ValidationError(f"package name contains invalid characters: {go_quote(name)} "
+                              f"(allowed: alphanumeric, ._+:~-)", field="name")
+
+
+def check_ensure(ensure: str) -> None:
+    if ensure in KEYWORDS:
+        return
+    if any(c in DANGEROUS for c in ensure):
+        raise ValidationError(f"package version/ensure contains dangerous characters: {go_quote(ensure)}",
+                              field="ensure")
+
+
+def validate(props: Properties) -> None:
+    # Values still holding a template are checked again after rendering (logic.status).
+    if not _templated(props.name):
+        check_name(props.name)
+    if not _templated(props.ensure):
+        check_ensure(props.ensure)
+
+
+def _logic():
+    from ccm.resources.package.logic import PackageLogic
+
+    return PackageLogic()
+
+
+TYPE = TypeSpec(
+    name="package",
+    fields=(),
+    logic=_logic,
+    providers={
+        "apt": "ccm.resources.package.apt:AptFactory",
+        "dnf": "ccm.resources.package.dnf:DnfFactory",
+    },
+    validate=validate,
+)

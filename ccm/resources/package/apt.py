@@ -1,0 +1,170 @@
+"""apt provider for the package type.
+
+What: installs, upgrades, downgrades and removes Debian packages with ``apt-get``, reads
+their state with ``dpkg-query`` and the installable version with ``apt-cache policy``.
+Guarantees: every call goes through the injected runner with the non-interactive
+environment (no debconf, apt-listbugs or apt-listchanges prompts; existing config files
+kept), under the global package lock (one lock hold per operation). A failed
+``apt-get`` names apt's own ``E:`` lines. Not: a repository manager; never runs
+``apt-get update``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional
+
+from ccm.locks import package_lock
+from ccm.model.errors import ProviderError
+from ccm.model.events import ResourceState
+from ccm.model.provider import Manageable
+from ccm.model.resource import Properties
+from ccm.model.runner import CommandResult
+from ccm.resources.package.selection import on_path, platform_family
+
+ENV: Dict[str, str] = {
+    "DEBIAN_FRONTEND": "noninteractive",
+    "APT_LISTBUGS_FRONTEND": "none",
+    "APT_LISTCHANGES_FRONTEND": "none",
+}
+STATUS_FORMAT = "-f=${Package} ${Version} ${Architecture} ${db:Status-Status}"
+INSTALL = ("apt-get", "install", "-y", "-q", "-o", "DPkg::Options::=--force-confold")
+TOOLS = ("apt-get", "apt-cache", "apt-mark", "dpkg-query")
+DEBIAN_FAMILIES = ("debian",)
+NO_CANDIDATE = "(none)"
+
+
+# --- parsing (pure) ------------------------------------------------------------------------
+
+def parse_dpkg_query(pkg: str, stdout: str, exit_code: int) -> ResourceState:
+    """``dpkg-query -W -f=...`` output -> state; anything but ``installed`` is absent."""
+    fields = stdout.strip().split(" ")
+    status = fields[3] if len(fields) == 4 else ""
+    if exit_code != 0 or len(fields) != 4 or status != "installed":
+        meta = {"name": pkg, "version": "absent", "provider": "apt",
+                "extended": {"status": status or "unknown"}}
+        return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
+    meta = {"name": fields[0], "version": fields[1], "arch": fields[2], "provider": "apt",
+            "extended": {"status": status}}
+    return ResourceState(type="package", name=pkg, ensure=fields[1], extra={"metadata": meta})
+
+
+def parse_candidate(pkg: str, stdout: str) -> str:
+    """The ``Candidate:`` value of ``apt-cache policy`` (may be ``(none)``)."""
+    for line in stdout.splitlines():
+        text = line.strip()
+        if text.startswith("Candidate:"):
+            return text[len("Candidate:"):].strip()
+    raise ProviderError(f"could not find Candidate: line in apt-cache policy output for {pkg}",
+                        detail="apt does not know this package" if not stdout.strip() else None)
+
+
+def parse_version_table(stdout: str) -> List[str]:
+    """Every version listed in the ``Version table:`` of ``apt-cache policy``."""
+    versions: List[str] = []
+    in_table = False
+    for line in stdout.splitlines():
+        if line.strip().startswith("Version table:"):
+            in_table = True
+            continue
+        if not in_table or not line.strip():
+            continue
+        text = line.strip()
+        if text.startswith("***"):
+            text = text[3:].strip()
+        parts = text.split()
+        # version lines are "<version> <priority>", source lines "<priority> <url ...>"
+        if len(parts) == 2 and parts[1].isdigit() and not parts[0].isdigit():
+            versions.append(parts[0])
+    return versions
+
+
+def apt_errors(stderr: str) -> str:
+    """apt's own error lines (``E: ...``), else its last non-empty stderr line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("E:")]
+    if errors:
+        return "; ".join(errors)
+    return lines[-1] if lines else ""
+
+
+# --- provider ------------------------------------------------------------------------------
+
+class AptProvider:
+    name = "apt"
+    scheme = "deb"
+
+    def __init__(self, runner: Any, log: Any = None, lock: Any = None):
+        self.runner = runner
+        self.log = log
+        self.lock = lock or package_lock()
+
+    def _run(self, argv: List[str]) -> CommandResult:
+        res = self.runner.run(argv, env=dict(ENV))
+        if res.error:   # could not start, timed out or killed
+            raise ProviderError(f"{argv[0]}: {res.error}", detail=apt_errors(res.stderr) or None)
+        return res
+
+    def status(self, pkg: str) -> ResourceState:
+        with self.lock.hold(f"dpkg-query {pkg}"):
+            res = self._run(["dpkg-query", "-W", STATUS_FORMAT, pkg])
+        return parse_dpkg_query(pkg, res.stdout, res.exit_code)
+
+    def policy(self, pkg: str) -> str:
+        with self.lock.hold(f"apt-cache policy {pkg}"):
+            res = self._run(["apt-cache", "policy", pkg])
+        if res.exit_code != 0:
+            raise ProviderError(f"apt-cache policy {pkg} exited {res.exit_code}", detail=apt_errors(res.stderr) or None)
+        return res.stdout
+
+    def available(self, pkg: str) -> Optional[str]:
+        candidate = parse_candidate(pkg, self.policy(pkg))
+        return None if candidate == NO_CANDIDATE else candidate
+
+    def _candidate(self, pkg: str) -> str:
+        candidate = parse_candidate(pkg, self.policy(pkg))
+        if candidate == NO_CANDIDATE or not candidate:
+            raise ProviderError(f'package "{pkg}" has no installation candidate',
+                                detail="apt-cache policy reports Candidate: (none)")
+        return candidate
+
+    def install(self, pkg: str, ensure: str) -> None:
+        with self.lock.hold(f"apt-get install {pkg} ({ensure})"):
+            if ensure == "present":
+                argv = list(INSTALL) + [pkg]
+            elif ensure == "latest":
+                argv = list(INSTALL) + [f"{pkg}={self._candidate(pkg)}"]
+            else:
+                argv = list(INSTALL) + ["--allow-downgrades", f"{pkg}={ensure}"]
+            res = self._run(argv)
+        if res.exit_code != 0:
+            detail = apt_errors(res.stderr) or None
+            raise ProviderError(f'failed to install package "{pkg}", apt-get exited {res.exit_code}', detail=detail)
+
+    def upgrade(self, pkg: str, ensure: str) -> None:
+        self.install(pkg, ensure)
+
+    def downgrade(self, pkg: str, version: str) -> None:
+        self.install(pkg, version)
+
+    def uninstall(self, pkg: str) -> None:
+        with self.lock.hold(f"apt-get remove {pkg}"):
+            res = self._run(["apt-get", "-q", "-y", "remove", pkg])
+        if res.exit_code != 0:
+            raise ProviderError(f"failed to uninstall {pkg}", detail=res.stderr.strip() or None)
+
+
+# --- factory -------------------------------------------------------------------------------
+
+class AptFactory:
+    type_name = "package"
+    name = "apt"
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        if not all(on_path(t) for t in TOOLS):
+            return Manageable(False, 1)
+        family = platform_family(facts)
+        # apt and dnf share priority 1 in the spec; on a host with both tools the
+        # platform family decides, so selection is never random.
+        return Manageable(True, 1 if not family or family in DEBIAN_FAMILIES else 2)
+
+    def new(self, runner: Any, log: Any) -> AptProvider:
+        return AptProvider(runner, log)

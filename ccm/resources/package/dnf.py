@@ -1,0 +1,143 @@
+"""dnf provider for the package type.
+
+What: installs, upgrades, downgrades and removes RPM packages with ``dnf``, reads their
+state with ``rpm -q``. Guarantees: every call goes through the injected runner (no extra
+environment), under the global package lock (one hold per operation). ``latest`` on an
+installed package asks ``dnf check-update`` first and runs ``dnf upgrade -y`` only when
+something newer exists (upstream runs ``dnf install`` every time, which does not
+upgrade on every dnf version). Not: a repository manager.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, List, Mapping, Optional
+
+from ccm.locks import package_lock
+from ccm.model.errors import ProviderError
+from ccm.model.events import ResourceState
+from ccm.model.provider import Manageable
+from ccm.model.resource import Properties
+from ccm.model.runner import CommandResult
+from ccm.resources.package.selection import on_path, platform_family
+
+QUERY_FORMAT = "%{NAME} %|EPOCH?{%{EPOCH}}:{0}| %{VERSION} %{RELEASE} %{ARCH}"
+TOOLS = ("dnf", "rpm")
+RPM_FAMILIES = ("rhel", "fedora", "amazon", "suse", "anolis", "neokylin")
+_RPM_LINE = re.compile(r"^(\S+) (\S+) (\S+) (\S+) (\S+)$")
+CHECK_UPDATE_AVAILABLE = 100   # dnf check-update: 100 = updates available, 0 = none
+
+
+# --- parsing (pure) ------------------------------------------------------------------------
+
+def parse_rpm_q(pkg: str, stdout: str, exit_code: int) -> ResourceState:
+    if exit_code != 0:
+        meta = {"name": pkg, "version": "absent", "provider": "dnf", "extended": {}}
+        return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
+    m = _RPM_LINE.match(stdout)
+    if not m:
+        raise ProviderError(f"failed to parse rpm -q output for {pkg}", detail=repr(stdout[:200]))
+    name, epoch, version, release, arch = m.groups()
+    meta = {"name": name, "version": f"{version}-{release}", "arch": arch, "provider": "dnf",
+            "extended": {"epoch": epoch, "release": release}}
+    state = ResourceState(type="package", name=pkg, ensure=version, extra={"metadata": meta})
+    state.internal["versions"] = [version, f"{version}-{release}", f"{epoch}:{version}-{release}"]
+    return state
+
+
+def parse_check_update(pkg: str, stdout: str) -> Optional[str]:
+    """The newest ``[epoch:]version-release`` that ``dnf check-update <pkg>`` lists for ``pkg``."""
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].rsplit(".", 1)[0] == pkg:
+            return parts[1]
+    return None
+
+
+def last_error_line(res: CommandResult) -> Optional[str]:
+    lines = [ln.strip() for ln in (res.stderr or "").splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("Error")]
+    if errors:
+        return errors[-1]
+    return lines[-1] if lines else None
+
+
+# --- provider ------------------------------------------------------------------------------
+
+class DnfProvider:
+    name = "dnf"
+    scheme = "rpm"
+
+    def __init__(self, runner: Any, log: Any = None, lock: Any = None):
+        self.runner = runner
+        self.log = log
+        self.lock = lock or package_lock()
+
+    def _run(self, argv: List[str]) -> CommandResult:
+        res = self.runner.run(argv)
+        if res.error:   # could not start, timed out or killed
+            raise ProviderError(f"{argv[0]}: {res.error}", detail=last_error_line(res))
+        return res
+
+    def status(self, pkg: str) -> ResourceState:
+        with self.lock.hold(f"rpm -q {pkg}"):
+            res = self._run(["rpm", "-q", pkg, "--queryformat", QUERY_FORMAT])
+        return parse_rpm_q(pkg, res.stdout, res.exit_code)
+
+    def available(self, pkg: str) -> Optional[str]:
+        with self.lock.hold(f"dnf check-update {pkg}"):
+            res = self._run(["dnf", "-q", "check-update", pkg])
+            if res.exit_code == CHECK_UPDATE_AVAILABLE:
+                return parse_check_update(pkg, res.stdout)
+            if res.exit_code == 0:   # nothing newer: the installed EVR is the latest
+                state = parse_rpm_q(pkg, self._run(["rpm", "-q", pkg, "--queryformat", QUERY_FORMAT]).stdout, 0)
+                return state.internal["versions"][-1]
+        if self.log is not None:
+            self.log.warn("Could not determine the latest available version", package=pkg,
+                          exitcode=res.exit_code, error=last_error_line(res) or "")
+        return None
+
+    def install(self, pkg: str, ensure: str) -> None:
+        target = pkg if ensure in ("present", "latest") else f"{pkg}-{ensure}"
+        with self.lock.hold(f"dnf install {target}"):
+            res = self._run(["dnf", "install", "-y", target])
+        if res.exit_code != 0:
+            raise ProviderError(f'failed to Install package "{pkg}", dnf exited {res.exit_code}',
+                                detail=last_error_line(res))
+
+    def upgrade(self, pkg: str, ensure: str) -> None:
+        if ensure != "latest":
+            self.install(pkg, ensure)
+            return
+        with self.lock.hold(f"dnf upgrade {pkg}"):
+            res = self._run(["dnf", "upgrade", "-y", pkg])
+        if res.exit_code != 0:
+            raise ProviderError(f'failed to Upgrade package "{pkg}", dnf exited {res.exit_code}',
+                                detail=last_error_line(res))
+
+    def downgrade(self, pkg: str, version: str) -> None:
+        with self.lock.hold(f"dnf downgrade {pkg}-{version}"):
+            res = self._run(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
+        if res.exit_code != 0:
+            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
+
+    def uninstall(self, pkg: str) -> None:
+        with self.lock.hold(f"dnf remove {pkg}"):
+            res = self._run(["dnf", "remove", "-y", pkg])
+        if res.exit_code != 0:
+            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
+
+
+# --- factory -------------------------------------------------------------------------------
+
+class DnfFactory:
+    type_name = "package"
+    name = "dnf"
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        if not all(on_path(t) for t in TOOLS):
+            return Manageable(False, 1)
+        family = platform_family(facts)
+        return Manageable(True, 1 if not family or family in RPM_FAMILIES else 2)
+
+    def new(self, runner: Any, log: Any) -> DnfProvider:
+        return DnfProvider(runner, log)

@@ -1,0 +1,27 @@
+"""Host probes the package provider factories share: tools on PATH, the platform family.
+
+``is_manageable`` must stay cheap (no subprocess): only ``PATH`` lookups and facts.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Mapping
+
+from ccm.model.runner import BASE_PATH
+
+
+def on_path(tool: str) -> bool:
+    """On the CCM process's PATH or the fixed PATH the runner gives children."""
+    search = os.environ.get("PATH", "") + ":" + BASE_PATH
+    return shutil.which(tool, path=search) is not None
+
+
+def platform_family(facts: Mapping[str, Any]) -> str:
+    """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``."""
+    host = facts.get("host") if isinstance(facts, Mapping) else None
+    info = host.get("info") if isinstance(host, Mapping) else None
+    value = info.get("platformFamily") if isinstance(info, Mapping) else None
+    if value is None and isinstance(host, Mapping):
+        value = host.get("platformFamily")
+    return str(value or "")

@@ -1,0 +1,94 @@
+"""Service decision logic: pure ``plan`` and ``is_desired`` over an observed state.
+
+The provider contract (``systemd``, ``sysv``; fakes in the tests):
+
+* ``status(name) -> ResourceState``: ensure ``running``/``stopped``, metadata
+  ``{name, provider, enabled, running}``;
+* ``start``, ``stop``, ``restart``, ``enable``, ``disable`` (name) -> ``None`` or a short
+  text describing a failed command; the result is never trusted: the flow re-reads the
+  status and the text only explains a desired-state failure.
+
+Refresh (seed 001): a changed subscribed resource restarts the service only when it is
+ensured running and currently running (starting a stopped one covers the change); the
+event is then marked refreshed.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from ccm.model.errors import ValidationError
+from ccm.model.events import ResourceState
+from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+from ccm.resources.service import check_ensure, check_name
+
+MESSAGES = {
+    "restart": "Would have restarted via subscribe",
+    "stop": "Would have stopped",
+    "start": "Would have started",
+    "enable": "Would have enabled",
+    "disable": "Would have disabled",
+}
+
+
+class ServiceLogic(TypeLogic):
+    supports_refresh = True
+
+    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+        try:   # the rendered values, in case validation saw templates
+            check_ensure(props.ensure)
+            check_name(props.name)
+        except ValidationError as exc:
+            raise exc.with_resource(props.resource_id) from None
+        return provider.status(props.name)
+
+    def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
+        if state.ensure != props.ensure:
+            return False, f"service is {state.ensure}, expected {props.ensure}"
+        enable = props["enable"]
+        enabled = bool(state.metadata.get("enabled"))
+        if enable is True and not enabled:
+            return False, "service is disabled, expected enabled"
+        if enable is False and enabled:
+            return False, "service is enabled, expected disabled"
+        return True, ""
+
+    def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
+        want = props.ensure
+        running = state.ensure == "running"
+        actions: List[str] = []
+        refreshed = False
+        if refresh and want == "running" and running:
+            actions.append("restart")
+            refreshed = True
+        elif want == "stopped" and running:
+            actions.append("stop")
+        elif want == "running" and not running:
+            actions.append("start")
+        enable = props["enable"]
+        enabled = bool(state.metadata.get("enabled"))
+        if enable is True and not enabled:
+            actions.append("enable")
+        elif enable is False and enabled:
+            actions.append("disable")
+        if not actions:
+            return Plan()
+        message = MESSAGES[actions[0]]
+        if len(actions) > 1:
+            message += ", w" + MESSAGES[actions[1]][1:]
+        _ok, reason = self.is_desired(props, state)
+        return Plan(tuple(actions), message, refresh=refreshed, reason=reason or "subscribed resource changed")
+
+    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> List[str]:
+        failures = []
+        for action in plan.actions:
+            problem = getattr(provider, action)(props.name)
+            if problem:
+                failures.append(problem)
+                ctx.log.warn("Service command failed", action=action, error=problem)
+        return failures
+
+    def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
+        text = f"failed to reach desired state: {props.ensure}: {reason}"
+        if acted:
+            text += f" ({'; '.join(acted)})"
+        return text
