@@ -116,3 +116,20 @@ def test_status_file_json(tmp_path):
     assert meta["mode"] == "0600" and meta["checksum"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     r = ccm(tmp_path, "status", "exec", "x")
     assert r.returncode == 0 and "not supported yet" in r.stdout
+
+
+def test_status_package_and_service_json(tmp_path):
+    import shutil
+
+    if not shutil.which("dpkg-query"):
+        import pytest
+
+        pytest.skip("no dpkg on this host")
+    r = ccm(tmp_path, "status", "package", "bash", "--json")
+    assert r.returncode == 0, r.stderr
+    meta = json.loads(r.stdout)
+    assert meta["name"] == "bash" and meta["provider"] == "apt" and meta["version"][0].isdigit()
+    r = ccm(tmp_path, "status", "package", "ccm-not-installed-xyz", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["version"] == "absent"
+    r = ccm(tmp_path, "status", "scaffold", "/x")
+    assert r.returncode == 1 and "unsupported resource type scaffold" in r.stderr
