@@ -207,6 +207,9 @@ class TypeLogic:
     # Types whose act() must run in noop too (it honours ctx.noop itself, e.g. nested
     # manifests) set this and implement after_noop().
     acts_in_noop = False
+    # True for types whose state reports "stable" as "no action was needed" (package,
+    # service) rather than "the desired-state test passed".
+    stable_means_no_action = False
 
     def after_noop(self, props: Properties, plan: Plan, acted: Any, before: Any) -> Tuple[Any, bool, str]:
         raise NotImplementedError

@@ -10,11 +10,11 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
+from typing import Any
 
 from ccm import expr
 from ccm.log import internal
-from ccm.model.errors import CCMError, SessionError
+from ccm.model.errors import CCMError, DesiredStateError, SessionError
 from ccm.model.events import TransactionEvent
 from ccm.model.resource import DEFERRED, Properties, ResourceContext
 from ccm.resources import properties as P
@@ -41,8 +41,7 @@ def select_provider(manager: Any, props: Properties) -> Any:
     return factory, factory.new(manager.runner, manager.user_log)
 
 
-def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool = False,
-        log_attrs: Optional[dict] = None) -> TransactionEvent:
+def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
     """Run one resource through the whole flow and return its (unrecorded) event."""
     started = time.monotonic_ns()
     event = TransactionEvent(type=props.type_name, name=props.name, alias=props.alias,
@@ -137,10 +136,11 @@ def _apply(manager: Any, logic: Any, props: Properties, provider: Any, event: Tr
         else:
             state, ok, reason = logic.verify(provider, props, plan, acted, ctx)
             if not ok:
-                event.status = state
-                raise CCMError(logic.desired_state_error(props, reason, acted))
+                raise DesiredStateError(logic.desired_state_error(props, reason, acted))
         state.changed = logic.changed(plan, before, state)
-        state.stable = ok
+        # package and service report "stable" as "no action was needed"; the other types
+        # as "the desired-state test passed" (true after a successful change).
+        state.stable = ok and not logic.stable_means_no_action
     state.refreshed = plan.refresh
     event.status = state
     event.final_ensure = state.ensure

@@ -199,3 +199,12 @@ def test_unknown_property_rejected_with_resource_and_key(world):
     with pytest.raises(ValidationError) as exc:
         P.build(spec, {"name": "a", "ensure": "on", "refresh_only": True})
     assert "widget#a" in str(exc.value) and "refresh_only" in str(exc.value)
+
+
+def test_stable_flag_after_change_depends_on_type(world):
+    mgr, spec, provider = world
+    ev = run(mgr, spec, props(spec, name="s1", ensure="on"))
+    assert ev.changed and ev.status.stable is True   # default: desired-state test passed
+    spec.logic = type("NoActionLogic", (WidgetLogic,), {"stable_means_no_action": True})
+    ev = run(mgr, spec, props(spec, name="s2", ensure="on"))
+    assert ev.changed and ev.status.stable is False  # package/service: an action was needed

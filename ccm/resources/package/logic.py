@@ -55,6 +55,8 @@ def compare_versions(scheme: str, a: str, b: str) -> int:
 
 
 class PackageLogic(TypeLogic):
+    stable_means_no_action = True
+
     def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
         try:   # the rendered values, in case validation saw templates
             check_name(props.name)

@@ -32,6 +32,7 @@ MESSAGES = {
 
 class ServiceLogic(TypeLogic):
     supports_refresh = True
+    stable_means_no_action = True
 
     def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
         try:   # the rendered values, in case validation saw templates
