@@ -69,6 +69,7 @@ class Manager:
         self.registration_stream = registration_stream
         self.depth = 0
         self.health_check_only = False
+        self.apply_chain: list = []   # manifest paths from the top-level run to the current one
 
     # --- facts and data ----------------------------------------------------------------
 

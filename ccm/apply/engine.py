@@ -46,6 +46,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
         ulog.info("Executing manifest", manifest=manifest.source, resources=len(manifest.resources))
     if not nested:
         manager.session.start_session(manifest.source)
+        manager.apply_chain = [manifest.path]   # nested applies extend it (depth-limit messages)
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only

@@ -167,7 +167,7 @@ def test_self_applying_manifest_stops_at_depth_10_with_chain(tmp_path):
     assert top.failed
     msg = top.errors[0]
     assert msg.startswith("maximum apply depth of 10 exceeded: ")
-    assert msg.count(str(tmp_path / "loop.yaml")) == 10
+    assert msg.count(str(tmp_path / "loop.yaml")) == 11  # the top-level manifest, then 10 nested levels
     applies = [e for e in m.session.transaction_events() if e.type == "apply"]
     assert len(applies) == 10  # depth 0..9 each recorded one failed apply event, then it stopped
     assert m.depth == 0
