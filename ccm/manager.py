@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import TransactionEvent
+from ccm.model.lazy import LazyMapping
 
 log = internal("ccm.manager")
 
@@ -59,6 +60,7 @@ class Manager:
         self.session = open_store(session_dir)
         self.session.listeners.append(self.metrics.record_event)
         self._facts = facts
+        self._lazy_facts = LazyMapping(self.facts)
         self._extra_facts = dict(extra_facts or {})
         self._facts_lock = threading.Lock()
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
@@ -85,9 +87,14 @@ class Manager:
                 self._facts = deep_merge(gathered, self._extra_facts) if self._extra_facts else gathered
             return self._facts
 
+    def facts_view(self) -> Mapping[str, Any]:
+        """The facts, gathered only when something reads them."""
+        return self._lazy_facts
+
     def set_facts(self, facts: Dict[str, Any]) -> None:
         with self._facts_lock:
             self._facts = facts
+        self._lazy_facts = LazyMapping(self.facts)
 
     def data(self) -> Dict[str, Any]:
         return dict(self._data)
@@ -98,6 +105,10 @@ class Manager:
         self._data = deep_merge(dict(data), self.external_data) if self.external_data else dict(data)
 
     # --- templates ---------------------------------------------------------------------
+
+    def lazy_template_environment(self) -> Mapping[str, Any]:
+        """An environment built (and facts gathered) only if a template or expression reads it."""
+        return LazyMapping(self.template_environment)
 
     def template_environment(self) -> Dict[str, Any]:
         from ccm.templates import make_environment

@@ -173,7 +173,7 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
     from ccm.data.hiera import resolve, validate_rules
     from ccm.data.merge import deep_merge
 
-    facts = manager.facts()
+    facts = manager.facts_view()
     hiera_doc = {k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc}
     try:
         resolution = resolve(hiera_doc, facts, source_text=text, source_name=path)
@@ -232,7 +232,7 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
         items = ccm_block.get("resources")
         if ccm_block.get("resources_jet_file"):
             items = _jet_resources(manager, ccm_block["resources_jet_file"], directory)
-        env = manager.template_environment()
+        env = manager.lazy_template_environment()
         messages = {}
         for key in ("post_message", "pre_message"):
             try:

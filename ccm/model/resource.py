@@ -168,7 +168,7 @@ class ResourceContext:
         self.runner = runner
         self.should_refresh = should_refresh
         self.manager = manager
-        self.facts = facts or {}
+        self.facts = facts if facts is not None else {}
         self.depth = depth
 
 

@@ -37,7 +37,7 @@ def _control_allows(props: Properties, env: Any) -> bool:
 
 
 def select_provider(manager: Any, props: Properties) -> Any:
-    factory = manager.registry.select(props.type_name, manager.facts(), props)
+    factory = manager.registry.select(props.type_name, manager.facts_view(), props)
     return factory, factory.new(manager.runner, manager.user_log)
 
 
@@ -64,7 +64,7 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
     factory, provider = select_provider(manager, props)
     event.provider = factory.name
 
-    env = manager.template_environment()
+    env = manager.lazy_template_environment()
     if not _control_allows(props, env):
         event.skipped = True
         return
@@ -109,7 +109,7 @@ def _apply(manager: Any, logic: Any, props: Properties, provider: Any, event: Tr
            user_log: Any) -> None:
     ctx = ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
                           runner=manager.runner, should_refresh=manager.session.should_refresh,
-                          manager=manager, facts=manager.facts(), depth=getattr(manager, "depth", 0))
+                          manager=manager, facts=manager.facts_view(), depth=getattr(manager, "depth", 0))
     refresh = False
     if logic.supports_refresh:
         refs = logic.refresh_refs(props)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import grp
 import hashlib
 import pwd
-from typing import Optional, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 from ccm.model.errors import ProviderError, ValidationError
 
@@ -41,36 +41,52 @@ def directory_mode(mode: int) -> int:
     return mode
 
 
+# Successful passwd/group lookups are remembered for the run (thousands of file resources
+# share a handful of owners). Misses are not: an earlier resource may create the user.
+_uids: Dict[str, int] = {}
+_gids: Dict[str, int] = {}
+_user_names: Dict[int, str] = {}
+_group_names: Dict[int, str] = {}
+
+
 def uid_for(owner: str) -> Optional[int]:
     if owner.isdigit():
         return int(owner)
-    try:
-        return pwd.getpwnam(owner).pw_uid
-    except KeyError:
-        return None
+    if owner not in _uids:
+        try:
+            _uids[owner] = pwd.getpwnam(owner).pw_uid
+        except KeyError:
+            return None
+    return _uids[owner]
 
 
 def gid_for(group: str) -> Optional[int]:
     if group.isdigit():
         return int(group)
-    try:
-        return grp.getgrnam(group).gr_gid
-    except KeyError:
-        return None
+    if group not in _gids:
+        try:
+            _gids[group] = grp.getgrnam(group).gr_gid
+        except KeyError:
+            return None
+    return _gids[group]
 
 
 def user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+    if uid not in _user_names:
+        try:
+            _user_names[uid] = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return str(uid)
+    return _user_names[uid]
 
 
 def group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
+    if gid not in _group_names:
+        try:
+            _group_names[gid] = grp.getgrgid(gid).gr_name
+        except KeyError:
+            return str(gid)
+    return _group_names[gid]
 
 
 def owner_matches(observed: str, desired: str) -> bool:

@@ -28,6 +28,8 @@ class Environ(dict):
 
 
 def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):   # e.g. the manager's lazily gathered facts
+        return dict(value)
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return str(value)

@@ -298,3 +298,15 @@ def test_monitor_only_runs_checks_and_changes_nothing(tmp_path, capsys):
     assert code == 1 and not target.exists()
     assert "healthcheck=true" in out and "CRITICAL" in out
     assert "Checked Resources: 1 (ok: 0, critical: 1, warning: 0 unknown: 0)" in out
+
+
+def test_facts_are_gathered_only_when_something_reads_them(tmp_path):
+    plain = write(tmp_path / "plain.yaml", "ccm:\n  resources:\n" + file_res(tmp_path / "a"))
+    templated = write(tmp_path / "t.yaml", "ccm:\n  resources:\n" + file_res(tmp_path / "b", content="{{ Facts.host.info.os }}"))
+    code = ("import sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', sys.argv[1]]);"
+            "print('psutil' in sys.modules)")
+    for path, gathered in ((plain, "False"), (templated, "True")):
+        r = subprocess.run([sys.executable, "-c", code, path], cwd=ROOT, capture_output=True, text=True,
+                           env=dict(os.environ, NO_SCHEMA_VALIDATION="1"))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip().splitlines()[-1] == gathered
