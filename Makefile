@@ -60,7 +60,7 @@ test-sysv: $(STAMP)
 test-hosts: pyz
 	CCM_TEST_PYZ=$(CURDIR)/dist/ccm.pyz $(VPY) -m pytest -q -rs -p no:xdist -m hosts tests/hosts
 
-bench: $(STAMP)
+bench: pyz
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 clean:
