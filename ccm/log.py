@@ -107,7 +107,8 @@ class UserLogger:
             line += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
         with _lock:
             self.stream.write(line + "\n")
-            self.stream.flush()
+            if self._use_colour():   # a terminal: show progress as it happens
+                self.stream.flush()
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)

@@ -6,6 +6,7 @@ exactly (``events-and-observability.md``), so mixed fleets parse each other's ev
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -73,10 +74,33 @@ _KSUID_EPOCH = 1_400_000_000
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
+_random_pool = bytearray()
+_random_lock = threading.Lock()
+
+
+def _reset_pool() -> None:
+    global _random_pool
+    _random_pool = bytearray()
+
+
+os.register_at_fork(after_in_child=_reset_pool)  # a forked child must not reuse our bytes
+
+
+def _random16() -> bytes:
+    # One getrandom() call per 256 ids instead of one per event (large manifests).
+    global _random_pool
+    with _random_lock:
+        if len(_random_pool) < 16:
+            _random_pool = bytearray(os.urandom(16 * 256))
+        chunk = bytes(_random_pool[:16])
+        del _random_pool[:16]
+    return chunk
+
+
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
     secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
-    raw = secs.to_bytes(4, "big") + os.urandom(16)
+    raw = secs.to_bytes(4, "big") + _random16()
     n = int.from_bytes(raw, "big")
     out = []
     while n:
