@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.model.errors import ManifestError
+from ccm.model.resource import is_templated
 
 PLACEHOLDER = "ccmplaceholder"
 ENV_PLACEHOLDER = "PLACEHOLDER=x"
@@ -57,13 +58,10 @@ def _shape_key(type_name: str, doc: Mapping[str, Any]) -> str:
     return type_name + json.dumps(masked, sort_keys=True, default=str)
 
 
-def _has_template(s: str) -> bool:
-    return "{{" in s or "${" in s
-
 
 def _placeholders(value: Any, env_entries: bool = False) -> Any:
     if isinstance(value, str):
-        if _has_template(value):
+        if is_templated(value):
             return ENV_PLACEHOLDER if env_entries else PLACEHOLDER
         return value
     if isinstance(value, list):

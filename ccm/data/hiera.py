@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm.data.annotations import REQUIRE, VALIDATE, Rule, parse_annotations
 from ccm.data.merge import deep_merge, shallow_merge
 from ccm.model.errors import ValidationError
+from ccm.model.resource import is_templated
 
 __all__ = ["Rule", "Resolution", "resolve", "validate_rules", "normalize_numbers", "looks_like_json"]
 
@@ -55,9 +56,6 @@ def normalize_numbers(value: Any) -> Any:
     return value
 
 
-def _has_template(text: str) -> bool:
-    return "{{" in text or "${" in text
-
 
 class _LazyEnv:
     """Builds the facts-only template environment on first use: literal documents
@@ -78,7 +76,7 @@ class _LazyEnv:
 def _expand(value: Any, env: _LazyEnv, where: str) -> Any:
     """Type-preserving expansion of every string value (keys are left alone)."""
     if isinstance(value, str):
-        if not _has_template(value):
+        if not is_templated(value):
             return value
         from ccm.templates import render_typed
 
@@ -94,7 +92,7 @@ def _expand(value: Any, env: _LazyEnv, where: str) -> Any:
 
 
 def _render_entry(entry: str, env: _LazyEnv) -> "tuple[str, bool]":
-    if not _has_template(entry):
+    if not is_templated(entry):
         return entry, entry != ""
     from ccm.templates import render_match
 

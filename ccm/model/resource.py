@@ -58,6 +58,11 @@ HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sl
 CONTROL_KEYS = ("if", "unless")
 
 
+def is_templated(value: Any) -> bool:
+    """A string that still holds a ``{{ }}`` or ``${ }`` template (checks wait for its value)."""
+    return isinstance(value, str) and ("{{" in value or "${" in value)
+
+
 def is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value is False
 

@@ -13,7 +13,7 @@ from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
 from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS, HEALTH_CHECKS,
                                 INT, INT_LIST, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
-                                Properties, parse_ref)
+                                Properties, is_templated, parse_ref)
 
 REGISTRATION_KEYS = ("cluster", "service", "protocol", "address", "port", "priority", "ttl", "annotations")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")
@@ -302,7 +302,7 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             parse_ref(ref, what="require")
         for f in props.fields:
             v = props.values.get(f.key)
-            if f.choices and v is not None and not _has_template(v) and v not in f.choices:
+            if f.choices and v is not None and not is_templated(v) and v not in f.choices:
                 choices = ", ".join(f'"{c}"' for c in f.choices)
                 raise ValidationError(f"invalid value {v!r}: must be one of {choices}", field=f.key)
         _validate_health_checks(props.get("health_checks") or [])
@@ -314,8 +314,23 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
         raise exc.with_resource(label) from None
 
 
-def _has_template(v: Any) -> bool:
-    return isinstance(v, str) and ("{{" in v or "${" in v)
+def go_quote(text: str) -> str:
+    """Go ``%q`` for the texts error messages quote: double quotes, backslash escapes."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
@@ -336,10 +351,10 @@ def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
             from ccm.healthcheck.goss.schema import validate_goss_rules
 
             validate_goss_rules(c["goss_rules"], where=f"{where}.goss_rules")
-        if fmt and fmt not in ("nagios", "goss") and not _has_template(fmt):
+        if fmt and fmt not in ("nagios", "goss") and not is_templated(fmt):
             raise ValidationError(f'unknown health check format "{fmt}"', field=f"{where}.format")
         for dk in ("timeout", "try_sleep"):
-            if c.get(dk) and not _has_template(c[dk]):
+            if c.get(dk) and not is_templated(c[dk]):
                 try:
                     parse_duration(c[dk])
                 except DurationError as exc:

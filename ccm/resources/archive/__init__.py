@@ -7,7 +7,7 @@ import urllib.parse
 from typing import Any, Dict
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import BOOL, NEVER, STR_MAP, Field, Properties
+from ccm.model.resource import BOOL, NEVER, STR_MAP, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
 ENSURES = ("present", "absent")
@@ -57,20 +57,17 @@ def _canonical_abs(path: str) -> bool:
     return os.path.isabs(path) and os.path.normpath(path) == path and not path.startswith("//")
 
 
-def _templated(v: Any) -> bool:
-    return isinstance(v, str) and ("{{" in v or "${" in v)
-
 
 def validate(props: Properties) -> None:
     from ccm.httpget import redact_url as _redact
 
     name, ensure = props.name, props.ensure
     url = props.get("url") or ""
-    if ensure not in ENSURES and not _templated(ensure):
+    if ensure not in ENSURES and not is_templated(ensure):
         raise ValidationError('invalid ensure value: must be one of "present" or "absent"', field="ensure")
     if not url:
         raise ValidationError("url cannot be empty", field="url")
-    if not _templated(url):
+    if not is_templated(url):
         try:
             parsed = urllib.parse.urlsplit(url)
             parsed.port  # noqa: B018 - raises ValueError on a bad port
@@ -88,7 +85,7 @@ def validate(props: Properties) -> None:
             raise ValidationError(f"url filename must end in {EXTENSIONS_TEXT}", field="url")
     else:
         url_type = ""
-    if not _templated(name):
+    if not is_templated(name):
         name_type = archive_type(name)
         if not name_type:
             raise ValidationError(f"name must end in {EXTENSIONS_TEXT}", field="name")
@@ -104,10 +101,10 @@ def validate(props: Properties) -> None:
             raise ValidationError("cleanup requires creates to be set", field="cleanup")
     for key in ("creates", "extract_parent"):
         value = props.get(key)
-        if value and not _templated(value) and not _canonical_abs(value):
+        if value and not is_templated(value) and not _canonical_abs(value):
             raise ValidationError(f"{key} path must be absolute", field=key)
     checksum = props.get("checksum")
-    if checksum and not _templated(checksum) and not re.fullmatch(r"[0-9a-fA-F]{64}", checksum):
+    if checksum and not is_templated(checksum) and not re.fullmatch(r"[0-9a-fA-F]{64}", checksum):
         raise ValidationError("checksum must be a hex encoded sha256 digest (64 characters)", field="checksum")
     for key in ("owner", "group"):
         if not props.get(key):
@@ -118,7 +115,7 @@ def prepare(values: Dict[str, Any]) -> None:
     # Upstream compares with the lower-case hex digest, so an upper-case checksum never
     # converges there; normalise instead.
     checksum = values.get("checksum")
-    if isinstance(checksum, str) and not _templated(checksum):
+    if isinstance(checksum, str) and not is_templated(checksum):
         values["checksum"] = checksum.strip().lower()
 
 

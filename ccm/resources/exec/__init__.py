@@ -6,7 +6,8 @@ import shlex
 
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import ValidationError
-from ccm.model.resource import BOOL, DEFERRED, INT_LIST, NEVER, STR_LIST, Field, Properties, parse_ref
+from ccm.model.resource import (BOOL, DEFERRED, INT_LIST, NEVER, STR_LIST, Field, Properties, is_templated,
+                                parse_ref)
 from ccm.registry import TypeSpec
 
 FIELDS = (
@@ -38,22 +39,19 @@ def split_command(line: str) -> list:
         raise ValidationError(text, field="command") from None
 
 
-def _templated(s: str) -> bool:
-    return "{{" in s or "${" in s
-
 
 def validate(props: Properties) -> None:
-    if props.ensure not in ("present", "absent") and not _templated(props.ensure):
+    if props.ensure not in ("present", "absent") and not is_templated(props.ensure):
         raise ValidationError('invalid ensure value: must be "present" or "absent"', field="ensure")
     if props.get("timeout"):
         try:
             parse_duration(props.get("timeout"))
         except DurationError as exc:
             raise ValidationError(str(exc), field="timeout") from None
-    if not _templated(props.name) and not split_command(props.name):
+    if not is_templated(props.name) and not split_command(props.name):
         raise ValidationError("invalid command", field="name")
     command = props.get("command")
-    if command and not _templated(command) and not split_command(command):
+    if command and not is_templated(command) and not split_command(command):
         raise ValidationError("invalid command", field="command")
     for ref in props.get("subscribe") or []:
         parse_ref(ref, what="subscribe")
@@ -64,7 +62,7 @@ def validate(props: Properties) -> None:
             if not os.path.isabs(d):
                 raise ValidationError(f'invalid path: "{d}" is not an absolute path', field="path")
     for entry in props.get("environment") or []:
-        if _templated(entry):
+        if is_templated(entry):
             continue
         if "=" not in entry:
             raise ValidationError(f"invalid environment variable \"{entry}\": missing '='", field="environment")

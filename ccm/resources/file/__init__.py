@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties
+from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
 ENSURES = ("present", "absent", "directory")
@@ -23,7 +23,7 @@ def validate(props: Properties) -> None:
     from ccm.resources.ownership import parse_mode
 
     name, ensure = props.name, props.ensure
-    if ensure not in ENSURES and "{{" not in ensure:
+    if ensure not in ENSURES and not is_templated(ensure):
         raise ValidationError('invalid ensure value: must be one of "present", "absent" or "directory"', field="ensure")
     if not os.path.isabs(name):
         raise ValidationError("file path must be absolute", field="name")
@@ -41,7 +41,7 @@ def validate(props: Properties) -> None:
             if not props.get(key):
                 raise ValidationError(f"{key} cannot be empty", field=key)
         mode = props.get("mode")
-        if "{{" not in str(mode) and "${" not in str(mode):
+        if not is_templated(mode):
             parse_mode(mode)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import Properties
+from ccm.model.resource import Properties, is_templated
+from ccm.resources.properties import go_quote
 from ccm.registry import TypeSpec
 
 KEYWORDS = ("present", "absent", "latest")
@@ -17,27 +18,6 @@ DANGEROUS = set(";&|$`()[]{}<>*?'\"\\!\n\t\r")
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
 
 
-def go_quote(text: str) -> str:
-    """Go ``%q`` for the texts we quote: double quotes, backslash escapes."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _templated(text: str) -> bool:
-    return "{{" in text or "${" in text
 
 
 def check_name(name: str) -> None:
@@ -58,9 +38,9 @@ def check_ensure(ensure: str) -> None:
 
 def validate(props: Properties) -> None:
     # Values still holding a template are checked again after rendering (logic.status).
-    if not _templated(props.name):
+    if not is_templated(props.name):
         check_name(props.name)
-    if not _templated(props.ensure):
+    if not is_templated(props.ensure):
         check_ensure(props.ensure)
 
 

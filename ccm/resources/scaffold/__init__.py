@@ -5,7 +5,7 @@ import os
 from typing import Any, Dict
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import ANY_MAP, BOOL, NEVER, POST_LIST, Field, Properties
+from ccm.model.resource import ANY_MAP, BOOL, NEVER, POST_LIST, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
 ENSURES = ("present", "absent")
@@ -24,9 +24,6 @@ FIELDS = (
 )
 
 
-def _templated(v: Any) -> bool:
-    return isinstance(v, str) and ("{{" in v or "${" in v)
-
 
 def prepare(values: Dict[str, Any]) -> None:
     # Upstream validates before applying the documented default, so an omitted engine
@@ -42,9 +39,9 @@ def delimiters(props: Properties) -> tuple:
 
 def validate(props: Properties) -> None:
     name, ensure = props.name, props.ensure
-    if ensure not in ENSURES and not _templated(ensure):
+    if ensure not in ENSURES and not is_templated(ensure):
         raise ValidationError('invalid ensure value: must be one of "present" or "absent"', field="ensure")
-    if not _templated(name):
+    if not is_templated(name):
         if not os.path.isabs(name):
             raise ValidationError("name must be an absolute path", field="name")
         if os.path.normpath(name) != name or name.startswith("//"):

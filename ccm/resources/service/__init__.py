@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import BOOL, NEVER, STR_LIST, Field, Properties
+from ccm.model.resource import BOOL, NEVER, STR_LIST, Field, Properties, is_templated
+from ccm.resources.properties import go_quote
 from ccm.registry import TypeSpec
 
 ENSURES = ("running", "stopped")
@@ -24,26 +25,6 @@ FIELDS = (
 )
 
 
-def go_quote(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _templated(text: str) -> bool:
-    return "{{" in text or "${" in text
 
 
 def check_ensure(ensure: str) -> None:
@@ -61,9 +42,9 @@ def check_name(name: str) -> None:
 
 
 def validate(props: Properties) -> None:
-    if not _templated(props.ensure):
+    if not is_templated(props.ensure):
         check_ensure(props.ensure)
-    if not _templated(props.name):
+    if not is_templated(props.name):
         check_name(props.name)
     for ref in props.get("subscribe") or []:
         if "#" not in ref:
