@@ -26,12 +26,12 @@ _lock = threading.Lock()
 def configure(*, debug: bool = False, info: bool = False) -> None:
     _state["user_level"] = DEBUG if debug else INFO
     _state["internal_level"] = DEBUG if debug else (INFO if info else WARN)
-    logging.basicConfig(stream=sys.stderr, level=_state["internal_level"], format="%(message)s")
-    root = logging.getLogger("ccm")
-    root.setLevel(_state["internal_level"])
-    if not any(isinstance(h, _InternalHandler) for h in root.handlers):
-        root.handlers[:] = [_InternalHandler()]
-        root.propagate = False
+    # Our handler sits on the "ccm" logger only; records still propagate to the root
+    # logger (which has no handler of ours), so embedding code and tests can observe them.
+    logger = logging.getLogger("ccm")
+    logger.setLevel(_state["internal_level"])
+    if not any(isinstance(h, _InternalHandler) for h in logger.handlers):
+        logger.addHandler(_InternalHandler())
 
 
 def render_value(value: Any) -> str:
