@@ -106,6 +106,12 @@ class Manager:
 
     # --- templates ---------------------------------------------------------------------
 
+    def template_function_names(self) -> frozenset:
+        """Every function a template may call here (checked when a manifest loads)."""
+        from ccm.templates import CCM_FUNCTIONS
+
+        return CCM_FUNCTIONS | frozenset(self.template_functions)
+
     def lazy_template_environment(self) -> Mapping[str, Any]:
         """An environment built (and facts gathered) only if a template or expression reads it."""
         return LazyMapping(self.template_environment)

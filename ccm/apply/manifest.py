@@ -160,8 +160,9 @@ def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env
             raise ValidationError(str(exc), resource=label) from None
         label = props.resource_id
         P.validate(spec, props, label=label)
-        P.check_deferred(props, label)
-        P.check_control(props, label)
+        known = manager.template_function_names()
+        P.check_deferred(props, label, known)
+        P.check_control(props, label, known)
     except ValidationError as exc:
         raise ManifestError(f"{where} ({exc.resource or label}): "
                             + (f"{exc.field}: " if exc.field else "") + exc.message) from None

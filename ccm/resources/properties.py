@@ -265,27 +265,38 @@ def _strings_of(value: Any):
             yield from _strings_of(v)
 
 
-def check_deferred(props: Properties, label: str) -> None:
-    """Compile (without evaluating) every deferred template, so syntax errors reject the
-    manifest before anything runs."""
+def _check_functions(names: frozenset, known: Optional[frozenset], field: str, label: str) -> None:
+    if known is None:
+        return
+    unknown = sorted(n for n in names if n not in known and n not in expr.BUILTIN_FUNCTIONS)
+    if unknown:
+        raise ValidationError(f"unknown function {unknown[0]}", field=field, resource=label)
+
+
+def check_deferred(props: Properties, label: str, known_functions: Optional[frozenset] = None) -> None:
+    """Compile (without evaluating) every deferred template, so syntax errors and calls of
+    unknown functions reject the manifest before anything runs."""
     for f in props.fields:
         if f.template != DEFERRED:
             continue
         for s in _strings_of(props.values.get(f.key)):
             try:
                 templates.check_template(s)
+                names = templates.functions_called(s)
             except TemplateError as exc:
                 raise ValidationError(str(exc), field=f.key, resource=label) from exc
+            _check_functions(names, known_functions, f.key, label)
 
 
-def check_control(props: Properties, label: str) -> None:
+def check_control(props: Properties, label: str, known_functions: Optional[frozenset] = None) -> None:
     for k, source in (props.get("control") or {}).items():
         if not source.strip():
             continue
         try:
-            expr.compile_expr(source)
+            program = expr.compile_expr(source)
         except TemplateError as exc:
             raise ValidationError(str(exc), field=f"control.{k}", resource=label) from exc
+        _check_functions(program.function_names, known_functions, f"control.{k}", label)
 
 
 # --- validation ----------------------------------------------------------------------------

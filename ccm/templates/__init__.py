@@ -9,13 +9,13 @@ imported only when used.
 """
 from __future__ import annotations
 
-from ccm.templates.environment import Environ, hiera_environment, make_environment
+from ccm.templates.environment import CCM_FUNCTIONS, Environ, hiera_environment, make_environment
 from ccm.templates.gofmt import go_sprint
 from ccm.templates.scan import (
-    check_template, has_expressions, render_match, render_string, render_typed, render_value,
+    check_template, functions_called, has_expressions, render_match, render_string, render_typed, render_value,
 )
 
 __all__ = [
-    "Environ", "check_template", "go_sprint", "has_expressions", "hiera_environment",
+    "CCM_FUNCTIONS", "Environ", "check_template", "functions_called", "go_sprint", "has_expressions", "hiera_environment",
     "make_environment", "render_match", "render_string", "render_typed", "render_value",
 ]

@@ -17,7 +17,10 @@ from typing import Any, Callable, Dict, Mapping, Optional
 from ccm.expr import ExprError
 from ccm.templates import gjson
 
-__all__ = ["Environ", "make_environment", "hiera_environment"]
+__all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
+
+# The functions make_environment always provides (besides the expression builtins).
+CCM_FUNCTIONS = frozenset({"lookup", "readFile", "file", "template", "jet"})
 
 
 class Environ(dict):

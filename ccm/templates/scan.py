@@ -17,7 +17,7 @@ from typing import Any, List, Mapping, NamedTuple, Tuple, Union
 from ccm.expr import compile_expr
 from ccm.templates.gofmt import go_sprint
 
-__all__ = ["Expression", "scan", "has_expressions", "check_template", "render_string",
+__all__ = ["Expression", "scan", "has_expressions", "check_template", "functions_called", "render_string",
            "render_typed", "render_match", "render_value"]
 
 
@@ -125,6 +125,17 @@ def has_expressions(text: str) -> bool:
     if "{{" not in text and "${" not in text:
         return False
     return any(isinstance(p, Expression) for p in scan(text))
+
+
+def functions_called(text: str) -> frozenset:
+    """Names of the functions every expression in ``text`` calls (compiles, never runs)."""
+    if "{{" not in text and "${" not in text:
+        return frozenset()
+    names: set = set()
+    for part in scan(text):
+        if isinstance(part, Expression):
+            names |= compile_expr(part.source).function_names
+    return frozenset(names)
 
 
 def check_template(text: str) -> None:
