@@ -95,6 +95,41 @@ def load(text: Any) -> Any:
     return yaml.load(text, Loader=Loader)  # noqa: S506 - a safe loader subclass
 
 
+_CACHE_PREFIX = "yaml-"
+_CACHE_KEEP = 32
+_CACHE_MIN_BYTES = 16 * 1024   # below this, parsing is cheaper than the cache round trip
+
+
+def load_cached(text: str) -> Any:
+    """``load`` for large documents parsed again and again (manifests on every cron run).
+
+    The parsed value is kept in ccm's private cache (``ccm.cache``) keyed by the sha256 of
+    the text, so an unchanged manifest is not re-parsed: PyYAML builds several Python
+    objects per node, a pickle load builds only the result. Any cache problem means parsing.
+    """
+    if len(text) < _CACHE_MIN_BYTES:
+        return load(text)
+    import hashlib
+    import pickle
+
+    from ccm import cache
+
+    name = _CACHE_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    raw = cache.read(name)
+    if raw is not None:
+        try:
+            return pickle.loads(raw)  # noqa: S301 - written by us into our private 0700 cache
+        except Exception:
+            pass
+    value = load(text)
+    try:
+        data = pickle.dumps(value, protocol=4)
+    except Exception:
+        return value
+    cache.write(name, data, keep=_CACHE_KEEP, prefix=_CACHE_PREFIX)
+    return value
+
+
 class Dumper(_Dumper):  # type: ignore[misc,valid-type]
     pass
 

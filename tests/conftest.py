@@ -7,3 +7,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+
+def pytest_configure(config):
+    # Keep the tests' schema-verdict cache away from the host's /var/cache/ccm.
+    import tempfile
+
+    os.environ.setdefault("CCM_CACHE_DIR", tempfile.mkdtemp(prefix="ccm-test-cache-"))

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ccm import yamlio
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError
-from ccm.model.resource import Properties
+from ccm.model.resource import Properties, is_templated
 from ccm.resources import properties as P
 
 log = internal("ccm.apply")
@@ -78,7 +78,7 @@ def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
     except OSError as exc:
         raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
     try:
-        doc = yamlio.load(text)
+        doc = yamlio.load_cached(text)
     except yamlio.YAMLError as exc:
         raise ManifestError(f"{path}: invalid YAML: {exc}") from None
     if doc is None:
@@ -160,7 +160,7 @@ def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env
             raise ValidationError(str(exc), resource=label) from None
         label = props.resource_id
         P.validate(spec, props, label=label)
-        known = manager.template_function_names()
+        known = manager.template_function_names   # called only if a template calls functions
         P.check_deferred(props, label, known)
         P.check_control(props, label, known)
     except ValidationError as exc:
@@ -236,10 +236,14 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
         env = manager.lazy_template_environment()
         messages = {}
         for key in ("post_message", "pre_message"):
+            text = ccm_block.get(key) or ""
+            if not is_templated(text):
+                messages[key] = text
+                continue
             try:
                 from ccm.templates import render_string
 
-                messages[key] = render_string(ccm_block.get(key) or "", env)
+                messages[key] = render_string(text, env)
             except TemplateError as exc:
                 raise ManifestError(f"invalid {key} template: {exc}") from None
         flat = flatten(items, manager.registry)

@@ -124,24 +124,10 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
 # --- verdict cache -------------------------------------------------------------------------
 # Importing jsonschema is a fifth of a cron run's time. A document that validated once
 # validates again, so valid verdicts are remembered (keyed by the schema's and the
-# document's hashes) in a private cache directory; any doubt means validating again.
+# document's hashes) in ccm's private cache; any doubt means validating again.
 
 _MAX_VERDICTS = 256
-
-
-def _cache_file() -> Optional[str]:
-    if os.geteuid() == 0:
-        base = "/var/cache/ccm"
-    else:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ccm")
-    try:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-        st = os.stat(base)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            return None
-    except OSError:
-        return None
-    return os.path.join(base, "schema-verdicts.json")
+_VERDICTS = "schema-verdicts.json"
 
 
 @lru_cache(maxsize=None)
@@ -163,31 +149,21 @@ def _verdict_key(document: Mapping[str, Any]) -> Optional[str]:
 
 
 def _known_valid() -> List[str]:
-    path = _cache_file()
-    if not path:
-        return []
+    from ccm import cache
+
+    raw = cache.read(_VERDICTS)
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            doc = json.load(fh)
-        return list(doc.get("valid", [])) if isinstance(doc, dict) else []
-    except (OSError, ValueError):
+        doc = json.loads(raw) if raw else {}
+    except ValueError:
         return []
+    return list(doc.get("valid", [])) if isinstance(doc, dict) else []
 
 
 def _remember_valid(key: str) -> None:
-    import tempfile
+    from ccm import cache
 
-    path = _cache_file()
-    if not path:
-        return
     known = [k for k in _known_valid() if k != key][-(_MAX_VERDICTS - 1):] + [key]
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".verdicts-", dir=os.path.dirname(path))
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"valid": known}, fh)
-        os.rename(tmp, path)
-    except OSError:
-        pass
+    cache.write(_VERDICTS, json.dumps({"valid": known}).encode("utf-8"))
 
 
 def _describe(path: List[Any], entries: List[Any]) -> str:

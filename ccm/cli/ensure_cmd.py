@@ -255,7 +255,7 @@ def prepare(manager: Any, type_name: str, raw: Dict[str, Any]) -> Any:
     except CCMError as exc:
         raise ValidationError(str(exc), resource=label) from None
     P.validate(spec, props, label=props.resource_id)
-    known = manager.template_function_names()
+    known = manager.template_function_names   # called only if a template calls functions
     P.check_deferred(props, props.resource_id, known)
     P.check_control(props, props.resource_id, known)
     return props

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ccm import expr
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
 from ccm.model.events import TransactionEvent
@@ -24,6 +23,10 @@ log = internal("ccm.resources")
 
 def _control_allows(props: Properties, env: Any) -> bool:
     control = props.get("control") or {}
+    if not control:
+        return True
+    from ccm import expr
+
     results = {}
     for key in ("if", "unless"):
         source = (control.get(key) or "").strip()

@@ -6,14 +6,27 @@ rendered in the right phase (parse time or deferred), and the type's own rules r
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ccm import expr, templates
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
 from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS, HEALTH_CHECKS,
                                 INT, INT_LIST, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
                                 Properties, is_templated, parse_ref)
+
+def _templates():
+    # The template engine (and the expression compiler behind it) is imported only when a
+    # value actually holds a template: plain manifests never pay for it.
+    from ccm import templates
+
+    return templates
+
+
+def _expr():
+    from ccm import expr
+
+    return expr
+
 
 REGISTRATION_KEYS = ("cluster", "service", "protocol", "address", "port", "priority", "ttl", "annotations")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")
@@ -180,7 +193,10 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
 # --- templates ---------------------------------------------------------------------------
 
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
-    if not isinstance(text, str) or not templates.has_expressions(text):
+    if not is_templated(text):
+        return text
+    templates = _templates()
+    if not templates.has_expressions(text):
         return text
     try:
         return templates.render_typed(text, env) if typed else templates.render_string(text, env)
@@ -265,22 +281,29 @@ def _strings_of(value: Any):
             yield from _strings_of(v)
 
 
-def _check_functions(names: frozenset, known: Optional[frozenset], field: str, label: str) -> None:
-    if known is None:
+KnownFunctions = Optional[Callable[[], frozenset]]
+
+
+def _check_functions(names: frozenset, known: KnownFunctions, field: str, label: str) -> None:
+    if known is None or not names:
         return
-    unknown = sorted(n for n in names if n not in known and n not in expr.BUILTIN_FUNCTIONS)
+    allowed = known()
+    unknown = sorted(n for n in names if n not in allowed and n not in _expr().BUILTIN_FUNCTIONS)
     if unknown:
         raise ValidationError(f"unknown function {unknown[0]}", field=field, resource=label)
 
 
-def check_deferred(props: Properties, label: str, known_functions: Optional[frozenset] = None) -> None:
+def check_deferred(props: Properties, label: str, known_functions: KnownFunctions = None) -> None:
     """Compile (without evaluating) every deferred template, so syntax errors and calls of
     unknown functions reject the manifest before anything runs."""
     for f in props.fields:
         if f.template != DEFERRED:
             continue
         for s in _strings_of(props.values.get(f.key)):
+            if not is_templated(s):
+                continue
             try:
+                templates = _templates()
                 templates.check_template(s)
                 names = templates.functions_called(s)
             except TemplateError as exc:
@@ -288,12 +311,12 @@ def check_deferred(props: Properties, label: str, known_functions: Optional[froz
             _check_functions(names, known_functions, f.key, label)
 
 
-def check_control(props: Properties, label: str, known_functions: Optional[frozenset] = None) -> None:
+def check_control(props: Properties, label: str, known_functions: KnownFunctions = None) -> None:
     for k, source in (props.get("control") or {}).items():
         if not source.strip():
             continue
         try:
-            program = expr.compile_expr(source)
+            program = _expr().compile_expr(source)
         except TemplateError as exc:
             raise ValidationError(str(exc), field=f"control.{k}", resource=label) from exc
         _check_functions(program.function_names, known_functions, f"control.{k}", label)

@@ -314,3 +314,21 @@ def test_facts_are_gathered_only_when_something_reads_them(tmp_path):
                            env=dict(os.environ, NO_SCHEMA_VALIDATION="1"))
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip().splitlines()[-1] == gathered
+
+
+def test_parsed_manifest_cache_returns_identical_values(tmp_path, monkeypatch):
+    from ccm import yamlio
+
+    monkeypatch.setenv("CCM_CACHE_DIR", str(tmp_path / "cache"))
+    text = "data:\n  mode: 0644\n  flag: yes\n  n: 12\n" + "".join(f"  k{i}: [a, {i}, 1.5, ~]\n" for i in range(2000))
+    first = yamlio.load_cached(text)
+    assert len(os.listdir(tmp_path / "cache")) == 1
+    second = yamlio.load_cached(text)
+    assert second == first == yamlio.load(text)
+    assert second["data"]["mode"] == 420 and second["data"]["mode"].text == "0644"
+    assert second["data"]["flag"] == "yes"
+    # a tampered, group-writable cache entry is ignored
+    entry = tmp_path / "cache" / os.listdir(tmp_path / "cache")[0]
+    entry.write_bytes(b"garbage")
+    os.chmod(entry, 0o666)
+    assert yamlio.load_cached(text) == first
