@@ -1,17 +1,12 @@
 """Helpers shared by CLI commands: argument parsing, map flags, JSON/YAML output, fact files.
 
-Output follows Go's encoders where upstream prints with them: 2-space indented JSON
-with ``<``, ``>``, ``&`` escaped as ``\\u003c``..., floats in Go's shortest form
-(``2400`` for 2400.0, ``1e+21``), non-ASCII text kept as UTF-8.
+JSON output is Go's (``ccm.gojson``): what upstream prints, byte for byte.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
-from decimal import Decimal
-from typing import Any, Dict, Iterable, List, NoReturn, Optional
+from typing import Any, Dict, Iterable, NoReturn, Optional
 
 from ccm.model.errors import UsageError, ValidationError
 
@@ -41,68 +36,14 @@ def parse_map(items: Optional[Iterable[str]]) -> Dict[str, str]:
     return out
 
 
-def go_float(value: float) -> str:
-    """A float as Go's encoding/json writes it."""
-    if math.isnan(value) or math.isinf(value):
-        raise ValidationError(f"json: unsupported value: {value}")
-    if value == 0:
-        return "0" if math.copysign(1.0, value) > 0 else "-0"
-    magnitude = abs(value)
-    if 1e-6 <= magnitude < 1e21:
-        text = format(Decimal(repr(value)), "f")
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return text
-    text = repr(value)
-    mantissa, _, exp = text.partition("e")
-    if mantissa.endswith(".0"):
-        mantissa = mantissa[:-2]
-    sign = "-" if exp.startswith("-") else "+"
-    digits = exp.lstrip("+-").lstrip("0") or "0"
-    return f"{mantissa}e{sign}{digits}"
-
-
-def _go_string(text: str) -> str:
-    out = json.dumps(text, ensure_ascii=False)
-    return (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
-def to_json(value: Any, *, indent: Optional[int] = 2, sort_keys: bool = False, _level: int = 0) -> str:
+def to_json(value: Any, *, indent: Optional[int] = 2, sort_keys: bool = False) -> str:
     """Serialise like Go's json.MarshalIndent (``indent=None``: compact json.Marshal)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, str):
-        return _go_string(value)
-    if isinstance(value, dict):
-        keys = sorted(value, key=str) if sort_keys else list(value)
-        if not keys:
-            return "{}"
-        parts = [f"{_go_string(str(k))}:{'' if indent is None else ' '}"
-                 f"{to_json(value[k], indent=indent, sort_keys=sort_keys, _level=_level + 1)}" for k in keys]
-        return _wrap("{", "}", parts, indent, _level)
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
-        parts = [to_json(v, indent=indent, sort_keys=sort_keys, _level=_level + 1) for v in value]
-        return _wrap("[", "]", parts, indent, _level)
-    return _go_string(str(value))
+    from ccm import gojson
 
-
-def _wrap(open_: str, close: str, parts: List[str], indent: Optional[int], level: int) -> str:
-    if indent is None:
-        return open_ + ",".join(parts) + close
-    inner = " " * (indent * (level + 1))
-    outer = " " * (indent * level)
-    return open_ + "\n" + ",\n".join(inner + p for p in parts) + "\n" + outer + close
+    try:
+        return gojson.dumps(value, indent=indent, sort_keys=sort_keys, default=str)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def to_yaml(value: Any) -> str:

@@ -300,13 +300,6 @@ def b_type(value: Any) -> str:
     return "unknown"
 
 
-def _json_string(text: str) -> str:
-    # Go's encoder escapes HTML-sensitive characters and the JS line separators
-    return (json.dumps(text, ensure_ascii=False)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
 def _json_key(key: Any) -> str:
     if isinstance(key, str):
         return key
@@ -316,55 +309,21 @@ def _json_key(key: Any) -> str:
     return go_sprint(key)
 
 
-def _go_json(value: Any, indent: str, out: List[str]) -> None:
-    """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, str):
-        out.append(_json_string(value))
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        from ccm.templates.gofmt import go_json_float
-        try:
-            out.append(go_json_float(value))
-        except ValueError as err:
-            raise ExprError(str(err)) from None
-    elif isinstance(value, GoTime):
-        out.append(_json_string(value.rfc3339()))
-    elif isinstance(value, Mapping):
-        if not value:
-            out.append("{}")
-            return
-        inner = indent + "  "
-        items = sorted((_json_key(k), v) for k, v in value.items())
-        out.append("{")
-        for i, (key, item) in enumerate(items):
-            out.append(("," if i else "") + "\n" + inner + _json_string(key) + ": ")
-            _go_json(item, inner, out)
-        out.append("\n" + indent + "}")
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        if not value:
-            out.append("[]")
-            return
-        inner = indent + "  "
-        out.append("[")
-        for i, item in enumerate(value):
-            out.append(("," if i else "") + "\n" + inner)
-            _go_json(item, inner, out)
-        out.append("\n" + indent + "]")
-    else:
-        raise ExprError(f"json: unsupported type: {type_name(value)}")
+def _json_default(value: Any) -> Any:
+    if isinstance(value, GoTime):
+        return value.rfc3339()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise ExprError(f"json: unsupported type: {type_name(value)}")
 
 
 def b_to_json(value: Any) -> str:
-    out: List[str] = []
-    _go_json(value, "", out)
-    return "".join(out)
+    """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
+    from ccm import gojson
+    try:
+        return gojson.dumps(value, indent=2, key=_json_key, default=_json_default)
+    except ValueError as err:
+        raise ExprError(str(err)) from None
 
 
 def b_from_json(text: Any) -> Any:

@@ -11,7 +11,7 @@ import math
 from decimal import Decimal
 from typing import Any, List
 
-__all__ = ["go_sprint", "go_float", "go_json_float"]
+__all__ = ["go_sprint", "go_float"]
 
 
 def _shortest(value: float) -> tuple:
@@ -54,19 +54,6 @@ def go_float(value: float) -> str:
     prefix = "-" if negative else ""
     if exp10 < -4 or exp10 >= 6:
         return prefix + _exponent_form(digits, exp10, 2)
-    return prefix + _plain_form(digits, exp10)
-
-
-def go_json_float(value: float) -> str:
-    """Format a float like Go's ``encoding/json``: plain unless < 1e-6 or >= 1e21."""
-    if math.isnan(value) or math.isinf(value):
-        raise ValueError(f"json: unsupported value: {go_float(value)}")
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    negative, digits, exp10 = _shortest(value)
-    prefix = "-" if negative else ""
-    if abs(value) < 1e-6 or abs(value) >= 1e21:
-        return prefix + _exponent_form(digits, exp10, 1)
     return prefix + _plain_form(digits, exp10)
 
 

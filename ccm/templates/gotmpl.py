@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import base64
 import inspect
-import json as _json
 import math
 import urllib.parse
-from decimal import Decimal
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.errors import TemplateError
@@ -593,52 +591,16 @@ def _strval(v: Any) -> str:
 
 
 def _go_json(v: Any, indent: Optional[str] = None) -> str:
-    def enc(x: Any, level: int) -> str:
-        if x is None or x is MISSING:
-            return "null"
-        if x is True:
-            return "true"
-        if x is False:
-            return "false"
-        if isinstance(x, int):
-            return str(x)
-        if isinstance(x, float):
-            return _json_float(x)
-        if isinstance(x, str):
-            s = _json.dumps(x, ensure_ascii=False)
-            return (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-                    .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-        if isinstance(x, (dict, list, tuple)):
-            if isinstance(x, dict):
-                items = [enc(str(k), 0) + (": " if indent else ":") + enc(x[k], level + 1)
-                         for k in sorted(x, key=lambda k: str(k).encode("utf-8"))]
-                opener, closer = "{", "}"
-            else:
-                items = [enc(i, level + 1) for i in x]
-                opener, closer = "[", "]"
-            if not items:
-                return opener + closer
-            if indent is None:
-                return opener + ",".join(items) + closer
-            pad = "\n" + indent * (level + 1)
-            return opener + pad + ("," + pad).join(items) + "\n" + indent * level + closer
+    from ccm import gojson
+
+    def default(x: Any) -> Any:
+        if x is MISSING:
+            return None
         raise _FuncError(f"json: unsupported type: {_go_type(x)}")
-    return enc(v, 0)
-
-
-def _json_float(x: float) -> str:
-    if math.isnan(x) or math.isinf(x):
-        raise _FuncError(f"json: unsupported value: {go_float(x)}")
-    a = abs(x)
-    if a != 0 and (a < 1e-6 or a >= 1e21):
-        text = repr(x)
-        if len(text) >= 4 and text[-4] == "e" and text[-3] == "-" and text[-2] == "0":
-            text = text[:-2] + text[-1]
-        return text
-    text = format(Decimal(repr(x)), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
+    try:
+        return gojson.dumps(v, indent=None if indent is None else len(indent), default=default)
+    except ValueError as exc:
+        raise _FuncError(str(exc)) from None
 
 
 def _to_int64(v: Any) -> int:

@@ -32,13 +32,11 @@ from __future__ import annotations
 
 import inspect
 import json as _json
-import math
 import urllib.parse
-from decimal import Decimal
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ccm.model.errors import TemplateError
-from ccm.templates.gofmt import go_float, go_sprint
+from ccm.templates.gofmt import go_sprint
 
 __all__ = ["JetError", "render_jet"]
 
@@ -1214,45 +1212,15 @@ class _Isset:
 _ISSET = _Isset()
 
 
-def _json_float(x: float) -> str:
-    """Go's encoding/json float text: plain digits, exponent only outside [1e-6, 1e21)."""
-    if math.isnan(x) or math.isinf(x):
-        raise ValueError(f"json: unsupported value: {go_float(x)}")
-    a = abs(x)
-    if a != 0 and (a < 1e-6 or a >= 1e21):
-        text = repr(x)
-        if text.endswith(("e-01", "e-02", "e-03", "e-04", "e-05", "e-06", "e-07", "e-08", "e-09")):
-            text = text[:-2] + text[-1]
-        return text
-    text = format(Decimal(repr(x)), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") and x == 0 and math.copysign(1, x) > 0 else text
-
-
 def _go_json(v: Any) -> str:
     """Go ``json.Marshal`` text: compact, sorted keys, ``<>&`` escaped."""
-    def enc(x: Any) -> str:
-        if x is None or x is MISSING:
-            return "null"
-        if x is True:
-            return "true"
-        if x is False:
-            return "false"
-        if isinstance(x, int):
-            return str(x)
-        if isinstance(x, float):
-            return _json_float(x)
-        if isinstance(x, str):
-            s = _json.dumps(x, ensure_ascii=False)
-            return (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-                    .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-        if isinstance(x, dict):
-            return "{" + ",".join(enc(str(k)) + ":" + enc(x[k]) for k in sorted(x, key=str)) + "}"
-        if isinstance(x, (list, tuple)):
-            return "[" + ",".join(enc(i) for i in x) + "]"
+    from ccm import gojson
+
+    def default(x: Any) -> Any:
+        if x is MISSING:
+            return None
         raise ValueError(f"json: unsupported type: {_go_type(x)}")
-    return enc(v)
+    return gojson.dumps(v, default=default)
 
 
 def _b_len(v: Any) -> int:

@@ -73,5 +73,5 @@ def test_map_keys_sorted_bytewise():
     (-3.0, "-3"),
 ])
 def test_go_json_float(value, expected):
-    from ccm.templates.gofmt import go_json_float
-    assert go_json_float(value) == expected
+    from ccm.gojson import json_float
+    assert json_float(value) == expected
