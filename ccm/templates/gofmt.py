@@ -1,9 +1,12 @@
-"""Go ``fmt.Sprint`` (``%v``) text for plain data values.
+"""Go's rules for plain data values, shared by the expression language and both template
+engines (Jet, Go text/template).
 
-What: turns the values expressions produce (None, bool, int, float, str, lists,
-maps) into exactly the text upstream's ``fmt.Sprint`` writes, so a file we render
-is byte-for-byte the file upstream renders. Not: a general ``%v`` for arbitrary
-objects; anything else falls back to ``str()``.
+What: ``go_sprint`` turns the values expressions produce (None, bool, int, float, str,
+lists, maps) into exactly the text upstream's ``fmt.Sprint`` writes, so a file we render
+is byte-for-byte the file upstream renders; ``go_key_order`` is Go's map-key order (fmt
+and ``range``); ``go_type_name`` names a value's Go type for error messages;
+``decode_go_escapes`` reads Go string-literal escapes. Not: a general ``%v`` for
+arbitrary objects; anything else falls back to ``str()``.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import math
 from decimal import Decimal
 from typing import Any, List
 
-__all__ = ["go_sprint", "go_float"]
+__all__ = ["go_sprint", "go_float", "go_key_order", "go_type_name", "is_number", "decode_go_escapes",
+           "EscapeError"]
 
 
 def _shortest(value: float) -> tuple:
@@ -57,8 +61,79 @@ def go_float(value: float) -> str:
     return prefix + _plain_form(digits, exp10)
 
 
-def _key_order(key: Any) -> tuple:
-    # Go sorts map keys of one kind by value; mixed kinds are grouped by kind.
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def go_type_name(v: Any) -> str:
+    """The Go type upstream would report for a plain value (error messages)."""
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, (list, tuple)):
+        return "[]interface {}"
+    if isinstance(v, dict):
+        return "map[string]interface {}"
+    if callable(v):
+        return "func"
+    return type(v).__name__
+
+
+class EscapeError(ValueError):
+    """A bad escape in a Go string literal; ``sequence`` is set for an unknown escape."""
+
+    def __init__(self, sequence: str = ""):
+        self.sequence = sequence
+        super().__init__(f"unknown escape \\{sequence}" if sequence else "invalid escape")
+
+
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'",
+                   "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+
+
+def decode_go_escapes(body: str) -> str:
+    """The text of a double-quoted Go string literal's body (``\\n``, ``\\x41``, ``\\101``...)."""
+    if "\\" not in body:
+        return body
+    out: List[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        e = body[i + 1:i + 2]
+        if e in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[e])
+            i += 2
+            continue
+        if e in ("x", "u", "U"):
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            digits, start, base = body[i + 2:i + 2 + width], i + 2, 16
+        elif e.isdigit():
+            width, digits, start, base = 3, body[i + 1:i + 4], i + 1, 8
+        else:
+            raise EscapeError(e)
+        try:
+            if len(digits) != width:
+                raise ValueError
+            out.append(chr(int(digits, base)))
+        except ValueError:
+            raise EscapeError() from None
+        i = start + width
+    return "".join(out)
+
+
+def go_key_order(key: Any) -> tuple:
+    """Go's map-key order: keys of one kind by value (strings by bytes); kinds grouped."""
     if isinstance(key, bool):
         return (0, key)
     if isinstance(key, (int, float)):
@@ -83,7 +158,7 @@ def _write(value: Any, out: List[str]) -> None:
         out.append(go_float(value))
     elif isinstance(value, dict):
         out.append("map[")
-        for i, key in enumerate(sorted(value, key=_key_order)):
+        for i, key in enumerate(sorted(value, key=go_key_order)):
             if i:
                 out.append(" ")
             _write(key, out)

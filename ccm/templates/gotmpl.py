@@ -33,7 +33,8 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.errors import TemplateError
-from ccm.templates.gofmt import go_float, go_sprint
+from ccm.templates.gofmt import (EscapeError, decode_go_escapes, go_float, go_key_order, go_sprint,
+                                  go_type_name, is_number)
 
 __all__ = ["GoTemplateError", "render_go", "go_sprintf"]
 
@@ -74,28 +75,8 @@ _NO_FINAL = object()
 _WS = " \t\r\n"
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _go_type(v: Any) -> str:
-    if v is None or v is MISSING:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    if callable(v):
-        return "func"
-    return type(v).__name__
+    return "<nil>" if v is MISSING else go_type_name(v)
 
 
 def truth(v: Any) -> bool:
@@ -104,22 +85,11 @@ def truth(v: Any) -> bool:
         return False
     if isinstance(v, bool):
         return v
-    if _is_num(v):
+    if is_number(v):
         return v != 0
     if isinstance(v, (str, list, tuple, dict, bytes)):
         return len(v) > 0
     return True
-
-
-def _sort_key(k: Any) -> Tuple[int, Any]:
-    """Go's map key order (fmt and range): by kind, then by value; strings by bytes."""
-    if isinstance(k, bool):
-        return (0, k)
-    if _is_num(k):
-        return (1, k)
-    if isinstance(k, str):
-        return (2, k.encode("utf-8"))
-    return (3, str(k))
 
 
 def _arg(v: Any) -> Any:
@@ -302,7 +272,7 @@ def _fmt_value(v: Any, verb: str, spec: _Spec, depth: int = 0) -> str:
         inner = _Spec()
         inner.plus, inner.sharp, inner.prec = spec.plus, spec.sharp, spec.prec
         parts = [f"{_fmt_value(k, verb, inner, depth + 1)}:{_fmt_value(v[k], verb, inner, depth + 1)}"
-                 for k in sorted(v, key=_sort_key)]
+                 for k in sorted(v, key=go_key_order)]
         return _pad("map[" + " ".join(parts) + "]", spec)
     if verb in ("v", "s"):
         return _pad(go_sprint(v), spec)
@@ -606,7 +576,7 @@ def _go_json(v: Any, indent: Optional[str] = None) -> str:
 def _to_int64(v: Any) -> int:
     if isinstance(v, bool):
         return int(v)
-    if _is_num(v):
+    if is_number(v):
         return int(v)
     if isinstance(v, str):
         try:
@@ -737,39 +707,12 @@ class _Src:
 
 
 def _unquote(src: _Src, body: str, pos: int) -> str:
-    if "\\" not in body:
-        return body
-    out: List[str] = []
-    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'",
-              "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        e = body[i + 1:i + 2]
-        if e in simple:
-            out.append(simple[e])
-            i += 2
-            continue
-        if e in ("x", "u", "U"):
-            width = {"x": 2, "u": 4, "U": 8}[e]
-            digits = body[i + 2:i + 2 + width]
-            start = i + 2
-        elif e.isdigit():
-            width, digits, start = 3, body[i + 1:i + 4], i + 1
-        else:
-            raise src.error(f"invalid syntax in quoted string: unknown escape \\{e}", pos)
-        try:
-            if len(digits) != width:
-                raise ValueError
-            out.append(chr(int(digits, 8 if e.isdigit() else 16)))
-        except ValueError:
-            raise src.error("invalid syntax in quoted string", pos) from None
-        i = start + width
-    return "".join(out)
+    try:
+        return decode_go_escapes(body)
+    except EscapeError as exc:
+        if exc.sequence:
+            raise src.error(f"invalid syntax in quoted string: unknown escape \\{exc.sequence}", pos) from None
+        raise src.error("invalid syntax in quoted string", pos) from None
 
 
 _KEYWORDS = {"if", "else", "end", "range", "with", "define", "template", "block",
@@ -1342,7 +1285,7 @@ class _State:
         if value is MISSING or value is None:
             pairs: List[Tuple[Any, Any]] = []
         elif isinstance(value, dict):
-            pairs = [(k, value[k]) for k in sorted(value, key=_sort_key)]
+            pairs = [(k, value[k]) for k in sorted(value, key=go_key_order)]
         elif isinstance(value, (list, tuple)):
             pairs = list(enumerate(value))
         elif isinstance(value, int) and not isinstance(value, bool):

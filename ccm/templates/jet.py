@@ -36,7 +36,8 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ccm.model.errors import TemplateError
-from ccm.templates.gofmt import go_sprint
+from ccm.templates.gofmt import (EscapeError, decode_go_escapes, go_key_order, go_sprint, go_type_name,
+                                  is_number)
 
 __all__ = ["JetError", "render_jet"]
 
@@ -78,29 +79,7 @@ _WS = " \t\r\n"
 
 
 def _go_type(v: Any) -> str:
-    if v is None:
-        return "<nil>"
-    if v is MISSING:
-        return "invalid"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    if callable(v):
-        return "func"
-    return type(v).__name__
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return "invalid" if v is MISSING else go_type_name(v)
 
 
 def _truth(v: Any) -> bool:
@@ -109,7 +88,7 @@ def _truth(v: Any) -> bool:
         return False
     if isinstance(v, bool):
         return v
-    if _is_num(v):
+    if is_number(v):
         return v != 0
     if isinstance(v, str):
         return v != ""
@@ -164,42 +143,12 @@ class _Tok:
 
 def _unquote(src: _Src, body: str, pos: int) -> str:
     """Interpret Go escapes in a double-quoted string body."""
-    if "\\" not in body:
-        return body
-    out: List[str] = []
-    i = 0
-    simple = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'",
-              "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-    while i < len(body):
-        c = body[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        e = body[i + 1:i + 2]
-        if e in simple:
-            out.append(simple[e])
-            i += 2
-        elif e in ("x", "u", "U"):
-            n = {"x": 2, "u": 4, "U": 8}[e]
-            digits = body[i + 2:i + 2 + n]
-            try:
-                if len(digits) != n:
-                    raise ValueError
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                raise src.parse_error("invalid escape sequence in string", pos) from None
-            i += 2 + n
-        elif e.isdigit():
-            digits = body[i + 1:i + 4]
-            try:
-                out.append(chr(int(digits, 8)))
-            except ValueError:
-                raise src.parse_error("invalid escape sequence in string", pos) from None
-            i += 4
-        else:
-            raise src.parse_error(f"unknown escape sequence \\{e}", pos)
-    return "".join(out)
+    try:
+        return decode_go_escapes(body)
+    except EscapeError as exc:
+        if exc.sequence:
+            raise src.parse_error(f"unknown escape sequence \\{exc.sequence}", pos) from None
+        raise src.parse_error("invalid escape sequence in string", pos) from None
 
 
 def _scan_number(text: str, i: int) -> int:
@@ -442,7 +391,7 @@ class _Index(_Node):
         if isinstance(base, Mapping):
             return base[idx] if idx in base else MISSING
         if isinstance(base, (list, tuple, str)):
-            if not _is_num(idx):
+            if not is_number(idx):
                 raise rt.error(f"non numeric value in index expression kind {_kind(base)}", self.pos)
             i = int(idx)
             if isinstance(base, str):
@@ -475,7 +424,7 @@ class _Slice(_Node):
         length = len(base)
         lo = 0 if self.lo is None else self.lo.eval(rt)
         hi = length if self.hi is None else self.hi.eval(rt)
-        if not (_is_num(lo) and _is_num(hi)):
+        if not (is_number(lo) and is_number(hi)):
             raise rt.error("non numeric value in slice expression", self.pos)
         lo, hi = int(lo), int(hi)
         if not 0 <= lo <= hi <= length:
@@ -509,7 +458,7 @@ class _Unary(_Node):
         v = self.operand.eval(rt)
         if self.op == "!":
             return not _truth(v)
-        if not _is_num(v):
+        if not is_number(v):
             raise rt.error(f"additive expression: right side is not a numeric value ({_go_type(v)})", self.pos)
         return -v if self.op == "-" else v
 
@@ -517,7 +466,7 @@ class _Unary(_Node):
 def _to_int(rt: "_Runtime", v: Any, pos: int) -> int:
     if isinstance(v, bool):
         return 0 if v else 1  # sic: Jet's toInt
-    if _is_num(v):
+    if is_number(v):
         return int(v)
     if isinstance(v, str):
         try:
@@ -530,7 +479,7 @@ def _to_int(rt: "_Runtime", v: Any, pos: int) -> int:
 def _to_float(rt: "_Runtime", v: Any, pos: int) -> float:
     if isinstance(v, bool):
         return 0.0 if v else 1.0
-    if _is_num(v):
+    if is_number(v):
         return float(v)
     if isinstance(v, str):
         try:
@@ -562,13 +511,13 @@ def _equal(a: Any, b: Any) -> bool:
                 return a == int(b, 10)
             except ValueError:
                 return False
-        if _is_num(b) or isinstance(b, bool):
+        if is_number(b) or isinstance(b, bool):
             return a == (int(b) if not isinstance(b, bool) else (0 if b else 1))
         return False
     if isinstance(a, float):
         if isinstance(b, bool):
             return a == (0.0 if b else 1.0)
-        if _is_num(b):
+        if is_number(b):
             return a == float(b)
         if isinstance(b, str):
             try:
@@ -613,7 +562,7 @@ class _Binary(_Node):
         if isinstance(a, float) or (isinstance(a, int) and not isinstance(a, bool) and isinstance(b, float)):
             x: Any = float(a)
             y: Any = _to_float(rt, b, self.pos)
-        elif _is_num(a):
+        elif is_number(a):
             x, y = a, _to_int(rt, b, self.pos)
         else:
             raise rt.error("a non numeric value in numeric comparative expression", self.pos)
@@ -634,7 +583,7 @@ class _Binary(_Node):
             if op == "+":
                 return a + go_sprint(b)
             raise rt.error("minus signal is not allowed with strings", self.pos)
-        if not _is_num(a):
+        if not is_number(a):
             raise rt.error(f"additive expression: left side {_go_type(a)} is not a numeric value", self.pos)
         if isinstance(a, float) or isinstance(b, float):
             y: Any = _to_float(rt, b, self.pos)
@@ -643,7 +592,7 @@ class _Binary(_Node):
         return a + y if op == "+" else a - y
 
     def _multiplicative(self, rt: "_Runtime", op: str, a: Any, b: Any) -> Any:
-        if not _is_num(a):
+        if not is_number(a):
             raise rt.error("a non numeric value in multiplicative expression", self.pos)
         if op == "/" and (b == 0 or b is None or b == "" or b is False):
             raise rt.error("division by zero", self.pos)
@@ -1499,7 +1448,7 @@ class _Runtime:
     def exec_range(self, stmt: _Range) -> None:
         seq = stmt.expr.eval(self)
         if isinstance(seq, dict):
-            pairs: List[Tuple[Any, Any]] = [(k, seq[k]) for k in sorted(seq, key=_sort_key)]
+            pairs: List[Tuple[Any, Any]] = [(k, seq[k]) for k in sorted(seq, key=go_key_order)]
         elif isinstance(seq, (list, tuple)):
             pairs = list(enumerate(seq))
         elif seq is MISSING:
@@ -1605,16 +1554,6 @@ class _Runtime:
         if self.depth > _MAX_DEPTH:
             self.depth -= 1
             raise self.error(f"exceeded maximum template depth ({_MAX_DEPTH})", pos)
-
-
-def _sort_key(k: Any) -> Tuple[int, Any]:
-    if isinstance(k, bool):
-        return (0, k)
-    if _is_num(k):
-        return (1, k)
-    if isinstance(k, str):
-        return (2, k.encode("utf-8"))
-    return (3, str(k))
 
 
 # ---------------------------------------------------------------- API
