@@ -1,13 +1,19 @@
-"""Owner, group, mode and checksum helpers shared by the file and archive types.
+"""Owner, group, mode, checksum and atomic-write helpers shared by the file, archive and
+scaffold types.
 
-Pure apart from the passwd/group database lookups and reading files to hash them.
+``atomic_replace`` is the one way these providers write a file: a temp file in the
+target's directory, fsynced, chowned, chmodded, then renamed over the target, so readers
+see the old or the new content and never a partial one; the temp file never survives.
 """
 from __future__ import annotations
 
 import grp
 import hashlib
+import os
 import pwd
-from typing import Dict, Optional, Tuple, Union
+import tempfile
+from contextlib import contextmanager
+from typing import IO, Dict, Iterator, Optional, Tuple, Union
 
 from ccm.model.errors import ProviderError, ValidationError
 
@@ -120,3 +126,29 @@ def sha256_file(path: str) -> str:
         for chunk in iter(lambda: fh.read(CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+@contextmanager
+def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Optional[int] = None,
+                   prefix: Optional[str] = None) -> Iterator[IO[bytes]]:
+    """Yield a binary file whose content replaces ``path`` atomically when the block ends.
+
+    An exception in the block (or an OSError while finishing) leaves ``path`` untouched.
+    """
+    parent = os.path.dirname(path) or "/"
+    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{os.path.basename(path)}.", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        if uid is not None:
+            os.chown(tmp, uid, -1 if gid is None else gid)
+        os.chmod(tmp, mode)   # after chown, which clears setuid bits
+        os.rename(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.parse
 from typing import Any, Mapping, Optional
 
@@ -20,7 +19,7 @@ from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import group_name, resolve_ids, sha256_file, user_name
+from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
 
 ARCHIVE_MODE = 0o644
 EXTRACT_DIR_MODE = 0o755
@@ -80,9 +79,8 @@ class HttpArchiveProvider:
         if not os.path.isdir(parent):
             raise ProviderError(f'download failed: "{parent}" is not a directory')
         base = os.path.basename(urllib.parse.urlsplit(url).path) or "archive"
-        fd, tmp = tempfile.mkstemp(prefix=f"{base}-", dir=parent)
         try:
-            with os.fdopen(fd, "wb") as out:
+            with atomic_replace(path, mode=ARCHIVE_MODE, uid=uid, gid=gid, prefix=f"{base}-") as out:
                 writer = _HashingWriter(out)
                 try:
                     size = httpget.get(url, writer, username=username, password=password,
@@ -92,19 +90,8 @@ class HttpArchiveProvider:
                 got = writer.sha.hexdigest()
                 if checksum and got != checksum.lower():
                     raise ProviderError(f'download failed: checksum mismatch, expected "{checksum}" got "{got}"')
-                out.flush()
-                os.fsync(out.fileno())
-            os.chown(tmp, uid, gid)
-            os.chmod(tmp, ARCHIVE_MODE)
-            os.rename(tmp, path)
         except OSError as exc:
             raise ProviderError(f"download failed: cannot write {path}: {exc.strerror or exc}") from None
-        finally:
-            if os.path.lexists(tmp):
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
         _fsync_dir(parent)
         if self.log is not None:
             self.log.info("Archive downloaded", bytes=size)

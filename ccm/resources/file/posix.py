@@ -11,14 +11,13 @@ import errno
 import os
 import shutil
 import stat
-import tempfile
 from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import CHUNK, format_mode, group_name, resolve_ids, sha256_file, user_name
+from ccm.resources.ownership import CHUNK, atomic_replace, format_mode, group_name, resolve_ids, sha256_file, user_name
 
 
 
@@ -76,9 +75,8 @@ class PosixFileProvider:
         parent = os.path.dirname(path) or "/"
         if not os.path.isdir(parent):
             raise ProviderError(f'"{parent}" is not a directory')
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=parent)
         try:
-            with os.fdopen(fd, "wb") as out:
+            with atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
                 if source is not None:
                     try:
                         with open(source, "rb") as src:
@@ -87,19 +85,8 @@ class PosixFileProvider:
                         raise ProviderError(f"cannot read source {source}: {exc.strerror or exc}") from None
                 else:
                     out.write(content or b"")
-                out.flush()
-                os.fsync(out.fileno())
-            os.chown(tmp, uid, gid)
-            os.chmod(tmp, mode)
-            os.rename(tmp, path)
         except OSError as exc:
             raise ProviderError(f"cannot write {path}: {exc.strerror or exc}") from None
-        finally:
-            if os.path.lexists(tmp):
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
 
     def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None:
         if os.path.islink(path):

@@ -35,7 +35,7 @@ from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import CHUNK, sha256_file
+from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
 
 XATTR = "user.ccm.scaffold"
 POST_TIMEOUT = 300.0
@@ -321,17 +321,8 @@ class ChoriaScaffoldProvider:
         if os.path.isdir(dest) and not os.path.islink(dest):
             raise ProviderError(f"cannot replace directory {dest} with a file")
         mode = stat.S_IMODE(os.stat(src).st_mode)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)}.", dir=os.path.dirname(dest))
-        try:
-            with os.fdopen(fd, "wb") as out, open(src, "rb") as fh:
-                shutil.copyfileobj(fh, out, CHUNK)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            os.rename(tmp, dest)
-        finally:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
+        with atomic_replace(dest, mode=mode) as out, open(src, "rb") as fh:
+            shutil.copyfileobj(fh, out, CHUNK)
 
     def _unlink(self, path: str) -> None:
         try:
