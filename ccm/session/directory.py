@@ -14,17 +14,18 @@ import re
 import shutil
 import tempfile
 import time
-from typing import List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import SessionError
 from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, SessionStore
+from ccm.session import Event, RefKey, SessionStore, index_keys
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
 _last_order = [0]
+Loaded = Tuple[int, str, Event]
 
 
 def _next_order() -> int:
@@ -41,6 +42,9 @@ class DirectoryStore(SessionStore):
         if not directory or not directory.strip():
             raise SessionError("session store should not be empty")
         self.directory = os.path.abspath(os.path.normpath(directory))
+        self._known: Dict[str, Optional[Loaded]] = {}  # file name -> parsed (None: skipped)
+        self._last: Dict[RefKey, TransactionEvent] = {}
+        self._newest: Tuple[int, str] = (-1, "")
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         os.makedirs(self.directory, mode=0o755, exist_ok=True)
@@ -64,6 +68,7 @@ class DirectoryStore(SessionStore):
                 os.fsync(fh.fileno())
             os.chmod(tmp, 0o644)
             os.rename(tmp, os.path.join(self.directory, name))
+            self._remember(name, event)
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -71,41 +76,95 @@ class DirectoryStore(SessionStore):
                 pass
             raise
 
-    def all_events(self) -> List[Event]:
+    def _listing(self) -> List[str]:
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
-        loaded: List[Tuple[int, str, Event]] = []
-        for name in names:
-            if not name.endswith(".event"):
-                continue
-            path = os.path.join(self.directory, name)
-            if not os.path.isfile(path) or os.path.islink(path):
-                continue
-            m = _NAME.match(name)
-            try:
-                with open(path, "rb") as fh:
-                    doc = json.loads(fh.read().decode("utf-8"))
-                if not isinstance(doc, dict):
-                    raise ValueError("not a JSON object")
-            except (OSError, ValueError) as exc:
-                log.warning("Skipping unreadable session event", extra={"kv": {"file": path, "error": str(exc)}})
-                continue
-            protocol = doc.get("protocol")
-            if protocol == EVENT_PROTOCOL:
-                event: Event = TransactionEvent.from_dict(doc)
-            elif protocol == SESSION_START_PROTOCOL:
-                event = SessionStartEvent.from_dict(doc)
-            else:
-                log.warning("Skipping session event with unknown protocol", extra={"kv": {"file": path, "protocol": str(protocol)}})
-                continue
-            order = int(m.group(1)) if (m and m.group(1)) else event.timestamp_ns
-            loaded.append((order, event.event_id, event))
+        return [n for n in names if n.endswith(".event")]
+
+    def _load(self, name: str) -> Optional[Loaded]:
+        """(order, event id, event) of one file, or None (not a regular file, unreadable)."""
+        path = os.path.join(self.directory, name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        m = _NAME.match(name)
+        try:
+            with open(path, "rb") as fh:
+                doc = json.loads(fh.read().decode("utf-8"))
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            log.warning("Skipping unreadable session event", extra={"kv": {"file": path, "error": str(exc)}})
+            return None
+        protocol = doc.get("protocol")
+        if protocol == EVENT_PROTOCOL:
+            event: Event = TransactionEvent.from_dict(doc)
+        elif protocol == SESSION_START_PROTOCOL:
+            event = SessionStartEvent.from_dict(doc)
+        else:
+            log.warning("Skipping session event with unknown protocol", extra={"kv": {"file": path, "protocol": str(protocol)}})
+            return None
+        order = int(m.group(1)) if (m and m.group(1)) else event.timestamp_ns
+        return (order, event.event_id, event)
+
+    def _remember(self, name: str, event: Event) -> None:
+        """Index an event this process just wrote without reading its file back."""
+        order = int(name.split("-", 1)[0])
+        item: Loaded = (order, event.event_id, event)
+        if name in self._known:
+            return
+        self._known[name] = item
+        if (order, event.event_id) > self._newest:
+            self._index_add(item)
+        else:
+            self._rebuild_index()
+
+    def all_events(self) -> List[Event]:
+        loaded = [item for item in map(self._load, self._listing()) if item is not None]
         loaded.sort(key=lambda t: (t[0], t[1]))
         return [e for _, _, e in loaded]
+
+    # The lookup index. Event files are immutable once renamed into place (unique names,
+    # written once), so each is parsed at most once; every lookup still lists the
+    # directory, so events other processes add or delete are seen exactly as before.
+    def _sync_index(self) -> None:
+        names = set(self._listing())
+        if names == self._known.keys():
+            return
+        gone = self._known.keys() - names
+        fresh = [(n, self._load(n)) for n in names - self._known.keys()]
+        for name, item in fresh:
+            self._known[name] = item
+        for name in gone:
+            del self._known[name]
+        added = sorted((item for _, item in fresh if item is not None), key=lambda t: (t[0], t[1]))
+        if gone or (added and (added[0][0], added[0][1]) < self._newest):
+            self._rebuild_index()  # not a plain append: replay everything in order
+        else:
+            for item in added:
+                self._index_add(item)
+
+    def _rebuild_index(self) -> None:
+        self._last = {}
+        self._newest = (-1, "")
+        items = sorted((i for i in self._known.values() if i is not None), key=lambda t: (t[0], t[1]))
+        for item in items:
+            self._index_add(item)
+
+    def _index_add(self, item: Loaded) -> None:
+        order, event_id, event = item
+        if isinstance(event, TransactionEvent):
+            for key in index_keys(event):
+                self._last[key] = event
+        self._newest = max(self._newest, (order, event_id))
+
+    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+        with self._lock:
+            self._sync_index()
+            return self._last.get((type_name, name))
 
     def stop(self, destroy: bool = False) -> SessionSummary:
         summary = self.summary()
