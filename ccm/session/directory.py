@@ -42,7 +42,7 @@ class DirectoryStore(SessionStore):
         if not directory or not directory.strip():
             raise SessionError("session store should not be empty")
         self.directory = os.path.abspath(os.path.normpath(directory))
-        self._known: Dict[str, Optional[Loaded]] = {}  # file name -> parsed (None: skipped)
+        self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
         self._last: Dict[RefKey, TransactionEvent] = {}
         self._newest: Tuple[int, str] = (-1, "")
 
@@ -135,12 +135,15 @@ class DirectoryStore(SessionStore):
         if names == self._known.keys():
             return
         gone = self._known.keys() - names
-        fresh = [(n, self._load(n)) for n in names - self._known.keys()]
-        for name, item in fresh:
-            self._known[name] = item
+        added = []
+        for name in names - self._known.keys():
+            item = self._load(name)  # None (warned about): tried again next time, as before
+            if item is not None:
+                self._known[name] = item
+                added.append(item)
         for name in gone:
             del self._known[name]
-        added = sorted((item for _, item in fresh if item is not None), key=lambda t: (t[0], t[1]))
+        added.sort(key=lambda t: (t[0], t[1]))
         if gone or (added and (added[0][0], added[0][1]) < self._newest):
             self._rebuild_index()  # not a plain append: replay everything in order
         else:
@@ -150,7 +153,7 @@ class DirectoryStore(SessionStore):
     def _rebuild_index(self) -> None:
         self._last = {}
         self._newest = (-1, "")
-        items = sorted((i for i in self._known.values() if i is not None), key=lambda t: (t[0], t[1]))
+        items = sorted(self._known.values(), key=lambda t: (t[0], t[1]))
         for item in items:
             self._index_add(item)
 
