@@ -151,6 +151,7 @@ class Bench:
         self.home.mkdir()
         self.cache = self.scratch / "cache"
         self.results: Dict[str, object] = {}
+        self.first_max = 10000
 
     def env(self, cache: Optional[Path] = None, **extra: str) -> Dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -205,7 +206,7 @@ class Bench:
                 firsts_c, firsts_l = [], []
                 # first runs: fsync-bound, 1 above N=1,000, none above 10,000 (only the
                 # steady per-resource cost is asked for there)
-                for _ in range(0 if n > 10000 else 1 if n >= 10000 else 3):
+                for _ in range(0 if n > self.first_max else 1 if n >= 10000 else 3):
                     shutil.rmtree(target)
                     target.mkdir()
                     firsts_c.append(run(apply, env)[0])
@@ -312,6 +313,7 @@ def main() -> int:
     ap.add_argument("--python", default=None)
     ap.add_argument("--pyz", default=str(REPO / "dist" / "ccm.pyz"))
     ap.add_argument("--only", default="startup,apply,rss,chain")
+    ap.add_argument("--first-max", type=int, default=10000, help="first runs only up to this N")
     ap.add_argument("--json", default=None, help="also write the figures here")
     args = ap.parse_args()
     pyz = Path(args.pyz)
@@ -323,6 +325,7 @@ def main() -> int:
                          capture_output=True, text=True, check=True).stdout.strip()
     print(f"{pyz} on CPython {ver} ({python}); steady figures: median of {args.runs}")
     bench = Bench(python, pyz, args.runs)
+    bench.first_max = args.first_max
     only = set(args.only.split(","))
     try:
         bench.warm()
