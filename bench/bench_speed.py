@@ -32,8 +32,9 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from bench_startup import WORK, noop_pyz  # the bare shiv zipapp (same directory)
+
 REPO = Path(__file__).resolve().parent.parent
-WORK = REPO / "build" / "bench"
 
 LOOP = r'''
 import json, os, sys
@@ -62,9 +63,6 @@ for path, content, uid, gid, mode in spec:
         changed += 1
 print(changed)
 '''
-
-NOOP_SOURCE = "def main():\n    return 0\n"
-
 
 def interpreter(given: Optional[str]) -> str:
     if given:
@@ -121,24 +119,6 @@ def write_scenario(n: int, work: Path, chain: bool = False) -> Tuple[Path, Path,
     loop_spec = work / "loop.json"
     loop_spec.write_text(json.dumps(spec))
     return target, manifest, loop_spec
-
-
-def noop_pyz() -> Path:
-    """A bare shiv zipapp whose entry point returns at once (rebuilt per shiv version)."""
-    from shiv import __version__ as shiv_version
-
-    target = WORK / f"noop-shiv-{shiv_version}.pyz"
-    if target.exists():
-        return target
-    src = WORK / "noop-src"
-    shutil.rmtree(src, ignore_errors=True)
-    src.mkdir(parents=True)
-    (src / "noopentry.py").write_text(NOOP_SOURCE)
-    shiv = Path(sys.executable).with_name("shiv")
-    cmd = [str(shiv) if shiv.exists() else "shiv", "--site-packages", str(src),
-           "-e", "noopentry:main", "-o", str(target), "--reproducible"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return target
 
 
 class Bench:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Dict
 
 import pytest
 
@@ -306,14 +307,18 @@ def test_force_extract_once(pyz: Pyz, tmp_path: Path) -> None:
     assert sentinel.exists()
 
 
-def test_concurrent_first_runs(pyz: Pyz, tmp_path: Path) -> None:
-    env = clean_env(SHIV_ROOT=str(tmp_path))
+def _versions_at_once(pyz: Pyz, env: Dict[str, str], count: int) -> None:
     procs = [subprocess.Popen([base_python(), str(pyz.path), "--version"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+             for _ in range(count)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert (proc.returncode, out.strip(), err) == (0, pyz.version, "")
+
+
+def test_concurrent_first_runs(pyz: Pyz, tmp_path: Path) -> None:
+    env = clean_env(SHIV_ROOT=str(tmp_path))
+    _versions_at_once(pyz, env, 4)
 
 
 def test_warm_run_skips_shivs_bootstrap(pyz: Pyz, tmp_path: Path) -> None:
@@ -349,12 +354,7 @@ def test_concurrent_first_runs_prune_old_builds(pyz: Pyz, tmp_path: Path) -> Non
     """A new build's first runs keep it and the newest older build, whoever starts first."""
     old = [_old_build(tmp_path, c, (i + 1) * 10**18) for i, c in enumerate("abc")]
     env = clean_env(SHIV_ROOT=str(tmp_path))
-    procs = [subprocess.Popen([base_python(), str(pyz.path), "--version"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert (proc.returncode, out.strip(), err) == (0, pyz.version, "")
+    _versions_at_once(pyz, env, 4)
     assert [t.exists() for t in old] == [False, False, True]
     assert target_of(pyz, tmp_path).is_dir()
     assert not [n for n in os.listdir(tmp_path) if ".stale-" in n or n.endswith(".tmp")]
