@@ -132,6 +132,7 @@ class Bench:
         self.cache = self.scratch / "cache"
         self.results: Dict[str, object] = {}
         self.first_max = 10000
+        self.rss_runs = 1  # peak RSS barely varies; a first run at N=10,000 is slow
 
     def env(self, cache: Optional[Path] = None, **extra: str) -> Dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -236,7 +237,7 @@ class Bench:
             _, manifest, _ = write_scenario(n, work)
             apply = self.ccm("apply", "--no-report", str(manifest))
             peaks = []
-            for i in range(3):
+            for i in range(self.rss_runs):
                 cold = work / f"cold-cache-{i}"
                 _, first = run(apply, self.env(cache=cold))  # first run, cold cache
                 shutil.rmtree(cold)
