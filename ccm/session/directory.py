@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import SessionError
@@ -43,6 +43,7 @@ class DirectoryStore(SessionStore):
             raise SessionError("session store should not be empty")
         self.directory = os.path.abspath(os.path.normpath(directory))
         self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
+        self._seen: Set[str] = set()  # names of the listing already accounted for
         self._last: Dict[RefKey, TransactionEvent] = {}
         self._newest: Tuple[int, str] = (-1, "")
 
@@ -117,6 +118,7 @@ class DirectoryStore(SessionStore):
         if name in self._known:
             return
         self._known[name] = item
+        self._seen.add(name)
         if (order, event.event_id) > self._newest:
             self._index_add(item)
         else:
@@ -131,20 +133,30 @@ class DirectoryStore(SessionStore):
     # written once), so each is parsed at most once; every lookup still lists the
     # directory, so events other processes add or delete are seen exactly as before.
     def _sync_index(self) -> None:
-        names = set(self._listing())
-        if names == self._known.keys():
+        try:
+            names = set(os.listdir(self.directory))
+        except FileNotFoundError:
+            names = set()
+        except OSError as exc:
+            raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
+        if names == self._seen:  # the common case: nothing but our own writes since last time
             return
-        gone = self._known.keys() - names
+        rebuild = False
+        for name in self._seen - names:
+            self._seen.discard(name)
+            rebuild = self._known.pop(name, None) is not None or rebuild
         added = []
-        for name in names - self._known.keys():
+        for name in names - self._seen:
+            if not name.endswith(".event"):
+                self._seen.add(name)  # temp files and strangers: never events
+                continue
             item = self._load(name)  # None (warned about): tried again next time, as before
             if item is not None:
                 self._known[name] = item
+                self._seen.add(name)
                 added.append(item)
-        for name in gone:
-            del self._known[name]
         added.sort(key=lambda t: (t[0], t[1]))
-        if gone or (added and (added[0][0], added[0][1]) < self._newest):
+        if rebuild or (added and (added[0][0], added[0][1]) < self._newest):
             self._rebuild_index()  # not a plain append: replay everything in order
         else:
             for item in added:
