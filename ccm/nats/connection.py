@@ -136,8 +136,11 @@ class Connection:
             raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
 
     def jetstream(self, fn: Callable[[Any], Awaitable[T]], what: str, *, attempt_timeout: float = API_TIMEOUT,
-                  budget: Optional[float] = None) -> T:
-        """Run ``fn(jetstream_context)``, retrying transient failures within ``budget`` seconds."""
+                  budget: Optional[float] = None, api_timeout: float = API_TIMEOUT) -> T:
+        """Run ``fn(jetstream_context)``, retrying transient failures within ``budget`` seconds.
+
+        Each JetStream API request waits ``api_timeout``; one whole attempt ``attempt_timeout``.
+        """
         budget = retry_budget() if budget is None else budget
         deadline = time.monotonic() + budget
         delay = 0.2
@@ -145,7 +148,7 @@ class Connection:
         while True:
             attempt += 1
             try:
-                return self.run(lambda nc: fn(self._jetstream(nc, attempt_timeout)),
+                return self.run(lambda nc: fn(self._jetstream(nc, api_timeout)),
                                 attempt_timeout + 0.5, what)
             except NatsError:
                 raise
@@ -229,7 +232,8 @@ class Connection:
                 if state["failures"] >= len(ctx.servers) or _auth_error(exc):
                     fatal.set()
             if state["connected"] and not self.closed:
-                log.error("NATS connection error: %s", describe(exc))
+                # refused reconnect attempts are expected while a server is down
+                (log.debug if isinstance(exc, OSError) else log.error)("NATS connection error: %s", describe(exc))
 
         async def disconnected_cb() -> None:
             if state["connected"] and not self.closed:
@@ -294,6 +298,11 @@ class Connection:
                     await asyncio.wait_for(nc.close(), 1.0)
                 except Exception:
                     pass
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            if others:
+                await asyncio.wait(others, timeout=1.0)
 
         try:
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(3.0)

@@ -7,6 +7,8 @@ larger than ``MAX_OBJECT`` are clear ``ManifestError``s.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any, BinaryIO, Tuple
 
 from ccm.model.errors import ManifestError
@@ -14,6 +16,7 @@ from ccm.nats import NatsError
 from ccm.nats.connection import Connection
 
 GET_TIMEOUT = 60.0
+CHUNK_IDLE = 3.0
 MAX_OBJECT = 512 << 20
 
 
@@ -39,14 +42,38 @@ def download(conn: Connection, bucket: str, key: str, out: BinaryIO) -> None:
             return "noobject"
         if (info.size or 0) > MAX_OBJECT:
             return "toolarge"
+        if info.options is not None and info.options.link is not None:
+            return "link"
         out.seek(0)
         out.truncate()
+        if not info.size:
+            return "ok"
+        # Chunks through an ordered consumer, each wait bounded (the library's own get
+        # waits forever when the stream leader dies mid-download).
+        sub = await js.subscribe(f"$O.{bucket}.C.{info.nuid}", stream=f"OBJ_{bucket}", ordered_consumer=True)
+        digest = hashlib.sha256()
+        size = 0
         try:
-            await store.get(key, writeinto=out)
-        except je.DigestMismatchError:
+            while True:
+                msg = await sub.next_msg(timeout=CHUNK_IDLE)
+                size += len(msg.data)
+                if size > MAX_OBJECT:
+                    return "toolarge"
+                digest.update(msg.data)
+                out.write(msg.data)
+                if msg.metadata.num_pending == 0:
+                    break
+        finally:
+            try:
+                await sub.unsubscribe()
+            except Exception:
+                pass
+        expected = (info.digest or "").split("=", 1)[-1]
+        try:
+            if base64.urlsafe_b64decode(expected + "=" * (-len(expected) % 4)) != digest.digest():
+                return "digest"
+        except ValueError:
             return "digest"
-        except je.ObjectNotFoundError:
-            return "noobject"
         out.flush()
         return "ok"
 
@@ -61,6 +88,8 @@ def download(conn: Connection, bucket: str, key: str, out: BinaryIO) -> None:
         raise ManifestError(f"could not get {source}: object {key!r} not found")
     if state == "toolarge":
         raise ManifestError(f"could not get {source}: object is larger than {MAX_OBJECT} bytes")
+    if state == "link":
+        raise ManifestError(f"could not get {source}: object links are not supported")
     if state == "digest":
         raise ManifestError(f"could not get {source}: digest mismatch")
 

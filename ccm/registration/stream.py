@@ -56,7 +56,7 @@ def init(conn: Connection, stream: str, *, replicas: int = 1, max_age: str = "1m
             return await js.add_stream(cfg)
         return await js.update_stream(cfg)
 
-    info = conn.jetstream(op, f"could not create stream {stream}", attempt_timeout=10.0)
+    info = conn.jetstream(op, f"could not create stream {stream}", attempt_timeout=12.0, api_timeout=5.0)
     cfg = info.config
     return StreamSettings(name=cfg.name, subjects=list(cfg.subjects or []), replicas=cfg.num_replicas or replicas,
                           max_age=age)
@@ -92,8 +92,9 @@ def lookup(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*
         bodies: List[bytes] = []
         try:
             info = await sub.consumer_info()
-            if info.num_pending == 0 and sub.delivered == 0:
-                return bodies
+            sent = info.delivered.consumer_seq if info.delivered is not None else 0
+            if info.num_pending == 0 and not sent:
+                return bodies   # nothing matched (and nothing is on its way)
             while True:
                 msg = await sub.next_msg(timeout=LOOKUP_IDLE)
                 if not _is_marker(msg):
