@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, Dict, List
 
-from ccm.cli.common import ArgumentParser, parse_map, to_json, to_yaml
+from ccm.cli.common import ArgumentParser, parse_map, to_yaml
 from ccm.log import UserLogger
 
 SUBCOMMANDS = {"init": "init", "create": "create", "c": "create", "rm": "rm", "delete": "rm",
@@ -147,7 +147,9 @@ def _query(conn: Any, args: argparse.Namespace) -> int:
 
     entries = stream.lookup(conn, args.registration, args.cluster, args.protocol, args.service, args.address)
     if args.json:
-        sys.stdout.write(to_json([e.as_dict() for e in entries]) + "\n")
+        from ccm.registration.entry import dumps
+
+        sys.stdout.write(dumps([e.as_dict() for e in entries], indent=2) + "\n")
     elif args.yaml:
         text = to_yaml([e.as_dict() for e in entries])
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

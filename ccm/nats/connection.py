@@ -52,6 +52,8 @@ def _retryable(exc: BaseException) -> bool:
                         ne.FlushTimeoutError, je.NoStreamResponseError, je.ServiceUnavailableError,
                         je.ServerError, ConnectionError)):
         return True
+    if type(exc).__name__ == "_Gap":
+        return True
     if isinstance(exc, je.APIError):
         # 10008 JetStream temporarily unavailable, 10077/10076 leader-related, 503 anything
         return exc.code == 503 or exc.err_code in (10008, 10076, 10077)

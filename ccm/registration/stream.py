@@ -75,6 +75,89 @@ def _is_marker(msg: Any) -> bool:
     return bool(headers) and bool(headers.get(MARKER))
 
 
+class _Gap(Exception):
+    """A consumer sequence gap (a lost message): the read is retried from scratch."""
+
+
+def _ack_tokens(reply: str) -> "tuple[int, int]":
+    """(consumer sequence, pending) from a JetStream delivery's reply subject (v1 or v2)."""
+    t = reply.split(".")
+    if len(t) == 9:
+        return int(t[6]), int(t[8])
+    return int(t[8]), int(t[10])
+
+
+async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[bytes]:
+    """The last message body of every subject matching ``subject``, markers dropped.
+
+    An ephemeral push consumer (last-per-subject, no acks, flow control, in memory, R1)
+    whose deliveries a callback collects until the server reports nothing pending; gaps
+    in the consumer sequence abort the read so the caller retries (ordered semantics).
+    """
+    import nats.js.api as api
+    import nats.js.errors as je
+
+    nc = js._nc
+    loop = asyncio.get_running_loop()
+    done: "asyncio.Future[None]" = loop.create_future()
+    bodies: List[bytes] = []
+    state = {"seq": 0}
+
+    async def on_msg(msg: Any) -> None:
+        if done.done():
+            return
+        headers = msg.headers
+        if not msg.reply or msg.reply.startswith("$JS.FC.") or (headers and headers.get("Status") == "100"):
+            if msg.reply:                       # flow control request: answer it
+                await nc.publish(msg.reply, b"")
+            return
+        try:
+            cseq, pending = _ack_tokens(msg.reply)
+        except (ValueError, IndexError):
+            return
+        if cseq != state["seq"] + 1:
+            done.set_exception(_Gap())
+            return
+        state["seq"] = cseq
+        if not (headers and headers.get(MARKER)):
+            bodies.append(msg.data)
+        if pending == 0:
+            done.set_result(None)
+
+    inbox = nc.new_inbox()
+    sub = await nc.subscribe(inbox, cb=on_msg, pending_msgs_limit=1 << 20, pending_bytes_limit=256 << 20)
+    config = api.ConsumerConfig(deliver_subject=inbox, filter_subject=subject,
+                                deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT, ack_policy=api.AckPolicy.NONE,
+                                max_deliver=1, flow_control=True, idle_heartbeat=2.0, mem_storage=True,
+                                num_replicas=1, inactive_threshold=5.0)
+    consumer = ""
+    try:
+        try:
+            info = await js._jsm.add_consumer(stream, config=config)
+        except je.NotFoundError:
+            raise NatsError(f"could not query registrations: stream {stream} not found") from None
+        consumer = info.name
+        if info.num_pending == 0 and not (info.delivered and info.delivered.consumer_seq) and not done.done():
+            return bodies
+        idle = 0
+        while not done.done():
+            seen = state["seq"]
+            await asyncio.wait({done}, timeout=LOOKUP_IDLE)
+            if not done.done() and state["seq"] == seen:
+                idle += 1
+                if idle >= 1:
+                    raise asyncio.TimeoutError()
+        done.result()
+        return bodies
+    finally:
+        await sub.unsubscribe()
+        if consumer:
+            try:
+                await js._jsm.delete_consumer(stream, consumer)
+            except Exception:
+                pass
+
+
 def lookup(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*", service: str = "*",
            address: str = "*") -> Entries:
     """The last entry of every matching subject, markers dropped, sorted."""
@@ -83,29 +166,7 @@ def lookup(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*
     subject = filter_subject(cluster, protocol, service, address)
 
     async def op(js: Any) -> List[bytes]:
-        import nats.js.errors as je
-
-        try:
-            sub = await _ordered(js, stream, subject)
-        except je.NotFoundError:
-            raise NatsError(f"could not query registrations: stream {stream} not found") from None
-        bodies: List[bytes] = []
-        try:
-            info = await sub.consumer_info()
-            sent = info.delivered.consumer_seq if info.delivered is not None else 0
-            if info.num_pending == 0 and not sent:
-                return bodies   # nothing matched (and nothing is on its way)
-            while True:
-                msg = await sub.next_msg(timeout=LOOKUP_IDLE)
-                if not _is_marker(msg):
-                    bodies.append(msg.data)
-                if msg.metadata.num_pending == 0:
-                    return bodies
-        finally:
-            try:
-                await sub.unsubscribe()
-            except Exception:
-                pass
+        return await _read_last_per_subject(js, stream, subject)
 
     bodies = conn.jetstream(op, "could not query registrations", attempt_timeout=LOOKUP_TIMEOUT)
     entries: List[Entry] = []
