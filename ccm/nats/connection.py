@@ -30,7 +30,7 @@ log = internal("ccm.nats")
 
 T = TypeVar("T")
 
-CONNECT_DEADLINE = 4.5      # the whole initial connect, every server URL included
+CONNECT_DEADLINE = 3.5      # the whole initial connect, every server URL included
 API_TIMEOUT = 2.0           # one JetStream API request (upstream's default)
 RECONNECT_WAIT = 1.0
 
