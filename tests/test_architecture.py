@@ -54,7 +54,7 @@ def test_model_imports_only_stdlib_and_itself():
             assert not third, f"{mod} imports {third}"
 
 
-FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent")
+FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent", "ccm.apply.")
 
 
 def test_resources_never_import_manager_cli_or_other_types():
@@ -65,6 +65,7 @@ def test_resources_never_import_manager_cli_or_other_types():
         own = mod.split(".")[2]
         for imp in imports_of(path, mod):
             assert not imp.startswith(FORBIDDEN_FOR_RESOURCES), f"{mod} imports {imp}"
+            assert imp != "ccm.apply", f"{mod} imports the manifest engine (nested applies go through ctx.apply_child)"
             if imp.startswith("ccm.resources.") and imp.count(".") >= 2:
                 other = imp.split(".")[2]
                 if other in types and other != own:

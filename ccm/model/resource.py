@@ -7,9 +7,12 @@ type names by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ccm.model.errors import ValidationError
+from ccm.model.errors import ResourceError, ValidationError
+
+if TYPE_CHECKING:
+    from ccm.model.manager import ChildRun, NestedApply
 
 # Field kinds.
 STR = "str"
@@ -161,20 +164,42 @@ def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
 class ResourceContext:
     """What a type's logic may use while it runs: the narrow slice of the manager.
 
-    Built by the shared flow (``ccm.resources.base``) for each resource.
+    Built by the shared flow (``ccm.resources.base.context``) for each resource. ``log``
+    is bound to the resource; ``run_log`` is the run's log (command output goes there);
+    ``nested`` runs child manifests (the apply type) and is ``None`` where nesting is
+    impossible.
     """
 
     def __init__(self, *, noop: bool, working_dir: Optional[str], log: Any, runner: Any,
-                 should_refresh: Callable[[Sequence[str]], bool], manager: Any = None,
-                 facts: Optional[Mapping[str, Any]] = None, depth: int = 0):
+                 should_refresh: Callable[[Sequence[str]], bool],
+                 facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
+                 chain: Sequence[str] = (), health_check_only: bool = False,
+                 run_log: Any = None,
+                 template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,
+                 nested: Optional["NestedApply"] = None) -> None:
         self.noop = noop
         self.working_dir = working_dir
         self.log = log
+        self.run_log = run_log if run_log is not None else log
         self.runner = runner
         self.should_refresh = should_refresh
-        self.manager = manager
-        self.facts = facts if facts is not None else {}
+        self.facts: Mapping[str, Any] = facts if facts is not None else {}
         self.depth = depth
+        self.chain: Tuple[str, ...] = tuple(chain)
+        self.health_check_only = health_check_only
+        self._template_environment = template_environment
+        self.nested = nested
+
+    def template_environment(self) -> Mapping[str, Any]:
+        """The run's template environment (empty where none was given)."""
+        return self._template_environment() if self._template_environment is not None else {}
+
+    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
+                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> "ChildRun":
+        if self.nested is None:
+            raise ResourceError("nested apply needs a manager")
+        return self.nested.apply_child(path, noop=noop, health_check_only=health_check_only, data=data,
+                                       deny_apply=deny_apply, label=label)
 
 
 class TypeLogic:
@@ -186,7 +211,18 @@ class TypeLogic:
     exit code) override it.
     """
 
+    # Optional behaviour, declared here so the flow never probes for it:
+    # the type honours ``subscribe`` (refresh_refs is consulted).
     supports_refresh = False
+    # act() runs in noop too (it honours ctx.noop itself, e.g. nested manifests) and
+    # after_noop() turns its result into a state.
+    acts_in_noop = False
+    # act() runs in health-check-only runs too (nested manifests run their child in that
+    # mode instead of being skipped).
+    runs_in_health_check_only = False
+    # The state reports "stable" as "no action was needed" (package, service) rather
+    # than "the desired-state test passed".
+    stable_means_no_action = False
 
     def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> Any:
         raise NotImplementedError
@@ -209,13 +245,6 @@ class TypeLogic:
     def refresh_refs(self, props: Properties) -> List[str]:
         return list(props.get("subscribe") or [])
 
-    # Types whose act() must run in noop too (it honours ctx.noop itself, e.g. nested
-    # manifests) set this and implement after_noop().
-    acts_in_noop = False
-    # True for types whose state reports "stable" as "no action was needed" (package,
-    # service) rather than "the desired-state test passed".
-    stable_means_no_action = False
-
     def after_noop(self, props: Properties, plan: Plan, acted: Any, before: Any) -> Tuple[Any, bool, str]:
         raise NotImplementedError
 
@@ -224,8 +253,3 @@ class TypeLogic:
 
     def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
         return f"failed to reach desired state: {props.ensure}: {reason}"
-
-
-def iter_refs(values: Any) -> Iterator[str]:
-    for v in values or []:
-        yield v

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
 from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS, HEALTH_CHECKS,
-                                INT, INT_LIST, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
+                                INT, INT_LIST, PARSE, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
                                 Properties, is_templated, parse_ref)
 
 def _templates():
@@ -188,6 +188,27 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
     if spec.prepare is not None:
         spec.prepare(values)
     return Properties(spec.name, values, fields)
+
+
+def prepare(spec: Any, raw: Mapping[str, Any], env: Mapping[str, Any], *,
+            known_functions: "KnownFunctions" = None) -> Properties:
+    """The one property pipeline (manifests, ``ccm ensure``, the pipe API, tests): raw
+    values -> ``build`` -> parse-time templates -> ``validate`` -> deferred templates
+    and ``control`` expressions compiled (unknown functions rejected).
+
+    Raises ``ValidationError`` naming the resource (and field); nothing has run.
+    """
+    label = f"{spec.name}#{raw.get('name', '?') if isinstance(raw, Mapping) else '?'}"
+    props = build(spec, raw, label=label)
+    try:
+        render_phase(props, env, PARSE)
+    except TemplateError as exc:
+        raise ValidationError(str(exc), resource=label) from None
+    label = props.resource_id
+    validate(spec, props, label=label)
+    check_deferred(props, label, known_functions)
+    check_control(props, label, known_functions)
+    return props
 
 
 # --- templates ---------------------------------------------------------------------------

@@ -59,9 +59,9 @@ class ExecLogic(TypeLogic):
 
     def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
         result = provider.execute(props)
-        if props.get("logoutput") and ctx.manager is not None:
+        if props.get("logoutput"):
             for line in result.stdout.splitlines():
-                ctx.manager.user_log.info(line)
+                ctx.run_log.info(line)
         if result.error:
             raise ProviderError(result.error)
         return result.exit_code

@@ -44,16 +44,10 @@ def validate(props: Properties) -> None:
         check_ensure(props.ensure)
 
 
-def _logic():
-    from ccm.resources.package.logic import PackageLogic
-
-    return PackageLogic()
-
-
 TYPE = TypeSpec(
     name="package",
     fields=(),
-    logic=_logic,
+    logic="ccm.resources.package.logic:PackageLogic",
     providers={
         "apt": "ccm.resources.package.apt:AptFactory",
         "dnf": "ccm.resources.package.dnf:DnfFactory",

@@ -31,7 +31,7 @@ def template_inputs(props: Properties, ctx: ResourceContext) -> Tuple[Dict[str, 
 
     The ``data`` property replaces the Hiera data (facts stay), also for ``lookup()``.
     """
-    env: Mapping[str, Any] = ctx.manager.template_environment() if ctx.manager is not None else {}
+    env: Mapping[str, Any] = ctx.template_environment()
     facts = env.get("Facts", ctx.facts or {})
     environ = env.get("Environ", {})
     data = env.get("Data", {})

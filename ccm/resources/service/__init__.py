@@ -51,16 +51,10 @@ def validate(props: Properties) -> None:
             raise ValidationError("invalid subscribe format", field="subscribe")
 
 
-def _logic():
-    from ccm.resources.service.logic import ServiceLogic
-
-    return ServiceLogic()
-
-
 TYPE = TypeSpec(
     name="service",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.service.logic:ServiceLogic",
     providers={
         "systemd": "ccm.resources.service.systemd:SystemdFactory",
         "sysv": "ccm.resources.service.sysv:SysvFactory",
