@@ -33,9 +33,18 @@ def imports_of(path, module):
             if node.level:
                 base = pkg.split(".")
                 base = base[: len(base) - node.level + 1]
-                yield ".".join(base + ([node.module] if node.module else []))
+                module = ".".join(base + ([node.module] if node.module else []))
             elif node.module:
-                yield node.module
+                module = node.module
+            else:
+                continue
+            yield module
+            # `from ccm import X` / `from ccm.pkg import mod`: X may be a module, and the
+            # rules must see it (otherwise that form would pass every rule).
+            if ours(module):
+                for a in node.names:
+                    if f"{module}.{a.name}" in ALL:
+                        yield f"{module}.{a.name}"
 
 
 def ours(name):
@@ -43,6 +52,39 @@ def ours(name):
 
 
 ALL = dict(modules())
+GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing"}
+
+
+def test_from_ccm_import_resolves_to_the_module():
+    tree_src = "from ccm import templates\nfrom ccm.gocompat import json as j\nfrom ccm.model.errors import CCMError\n"
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(tree_src)
+    try:
+        found = set(imports_of(fh.name, "ccm.expr.x"))
+    finally:
+        os.unlink(fh.name)
+    assert {"ccm.templates", "ccm.gocompat.json", "ccm.model.errors"} <= found, found
+    assert "ccm.model.errors.CCMError" not in found
+
+
+def test_gocompat_is_stdlib_only_and_self_contained():
+    for mod, path in ALL.items():
+        if not mod.startswith("ccm.gocompat"):
+            continue
+        for imp in imports_of(path, mod):
+            if ours(imp):
+                assert imp.startswith("ccm.gocompat"), f"{mod} imports {imp}"
+            else:
+                assert imp.split(".")[0] in GOCOMPAT_STDLIB, f"{mod} imports {imp} (stdlib only, from a short list)"
+
+
+def test_expressions_do_not_import_templates():
+    for mod, path in ALL.items():
+        if mod.startswith("ccm.expr"):
+            bad = [i for i in imports_of(path, mod) if i == "ccm.templates" or i.startswith("ccm.templates.")]
+            assert not bad, f"{mod} imports {bad}"
 
 
 def test_model_imports_only_stdlib_and_itself():
@@ -115,3 +157,13 @@ def test_help_imports_no_engine_module():
             "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+
+
+def test_import_ccm_and_help_never_import_heavy_modules():
+    """``import ccm`` and ``ccm --help`` load no NATS client (nor jsonschema/prometheus)."""
+    import subprocess
+
+    code = ("import sys, ccm; from ccm.cli.main import main; main(['--help']);"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nats', 'jsonschema', 'prometheus_client')))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr

@@ -14,6 +14,7 @@ from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, 
                                 INT, INT_LIST, PARSE, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
                                 Properties, is_templated, parse_ref)
 
+
 def _templates():
     # The template engine (and the expression compiler behind it) is imported only when a
     # value actually holds a template: plain manifests never pay for it.
@@ -367,25 +368,6 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
         if exc.resource:
             raise
         raise exc.with_resource(label) from None
-
-
-def go_quote(text: str) -> str:
-    """Go ``%q`` for the texts error messages quote: double quotes, backslash escapes."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
 
 
 def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:

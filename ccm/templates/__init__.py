@@ -9,8 +9,8 @@ imported only when used.
 """
 from __future__ import annotations
 
+from ccm.gocompat.fmt import go_sprint
 from ccm.templates.environment import CCM_FUNCTIONS, Environ, hiera_environment, make_environment
-from ccm.templates.gofmt import go_sprint
 from ccm.templates.scan import (
     check_template,
     functions_called,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
+from ccm.gocompat.strconv import quote as go_quote
 from ccm.model.errors import ValidationError
 from ccm.model.resource import Properties, is_templated
-from ccm.resources.properties import go_quote
 from ccm.registry import TypeSpec
 
 KEYWORDS = ("present", "absent", "latest")

@@ -26,8 +26,8 @@ crypto families, ``missingkey`` options, HTML escaping (html/template).
 """
 from __future__ import annotations
 
+from ccm.gocompat.fmt import go_sprintf
 from ccm.templates.gotmpl.exec import render_go
-from ccm.templates.gotmpl.funcs import go_sprintf
 from ccm.templates.gotmpl.values import GoTemplateError
 
 __all__ = ["GoTemplateError", "go_sprintf", "render_go"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ccm.gocompat.fmt import go_key_order, go_sprint
 from ccm.templates.engine_util import signature as _signature
-from ccm.templates.gofmt import go_key_order, go_sprint
 from ccm.templates.gotmpl.funcs import _BUILTINS, _SPRIG, _FuncError
 from ccm.templates.gotmpl.lexer import _lex, _Src
 from ccm.templates.gotmpl.parser import _Parser

@@ -1,4 +1,5 @@
-"""text/template's builtins (``and or not eq ... call``), ``printf`` and the Sprig helpers."""
+"""text/template's builtins (``and or not eq ... call``) and the Sprig helpers; ``printf``
+and ``print`` are Go's ``fmt`` (``ccm.gocompat.fmt``)."""
 from __future__ import annotations
 
 import base64
@@ -6,286 +7,9 @@ import math
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ccm.templates.gofmt import go_float, go_key_order, go_sprint, is_number
+from ccm.gocompat.fmt import go_print, go_println, go_sprint, go_sprintf, is_number
+from ccm.gocompat.strconv import quote
 from ccm.templates.gotmpl.values import MISSING, _go_type, truth
-
-
-def _quote(s: str, ascii_only: bool = False) -> str:
-    out = ['"']
-    esc = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-           "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-    for ch in s:
-        if ch in esc:
-            out.append(esc[ch])
-        elif ch == " " or (ch.isprintable() and not (ascii_only and ord(ch) > 0x7E)):
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _quote_rune(r: int) -> str:
-    ch = chr(r)
-    if ch == "'":
-        return "'\\''"
-    if ch == '"':
-        return "'\"'"
-    return "'" + _quote(ch)[1:-1] + "'"
-
-
-def _bad(verb: str, v: Any) -> str:
-    if v is None or v is MISSING:
-        return f"%!{verb}(<nil>)"
-    return f"%!{verb}({_go_type(v)}={go_sprint(v)})"
-
-
-class _Spec:
-    __slots__ = ("minus", "plus", "sharp", "zero", "space", "width", "prec")
-
-    def __init__(self) -> None:
-        self.minus = self.plus = self.sharp = self.zero = self.space = False
-        self.width: Optional[int] = None
-        self.prec: Optional[int] = None
-
-
-def _pad(s: str, spec: _Spec, numeric: bool = False) -> str:
-    if spec.width is None or len(s) >= spec.width:
-        return s
-    fill = spec.width - len(s)
-    if spec.minus:
-        return s + " " * fill
-    if spec.zero and numeric:
-        sign = s[0] if s[:1] in ("+", "-", " ") else ""
-        body = s[len(sign):]
-        return sign + "0" * fill + body
-    return " " * fill + s
-
-
-def _sign(s: str, negative: bool, spec: _Spec) -> str:
-    if negative:
-        return "-" + s
-    if spec.plus:
-        return "+" + s
-    if spec.space:
-        return " " + s
-    return s
-
-
-def _fmt_int(v: int, verb: str, spec: _Spec) -> str:
-    n = abs(v)
-    if verb == "d":
-        body = str(n)
-    elif verb in ("x", "X"):
-        body = format(n, "x" if verb == "x" else "X")
-        if spec.sharp:
-            body = ("0x" if verb == "x" else "0X") + body
-    elif verb == "o":
-        body = format(n, "o")
-        if spec.sharp:
-            body = "0" + body
-    elif verb == "O":
-        body = "0o" + format(n, "o")
-    elif verb == "b":
-        body = format(n, "b")
-    elif verb == "c":
-        return _pad(chr(v), spec)
-    elif verb == "q":
-        return _pad(_quote_rune(v), spec)
-    elif verb == "U":
-        body = f"U+{n:04X}"
-        if spec.sharp:
-            body += f" '{chr(v)}'"
-        return _pad(body, spec)
-    else:
-        return _bad(verb, v)
-    if spec.prec is not None and len(body) < spec.prec:
-        body = "0" * (spec.prec - len(body)) + body
-    return _pad(_sign(body, v < 0, spec), spec, numeric=spec.prec is None)
-
-
-def _fmt_float(v: float, verb: str, spec: _Spec) -> str:
-    if math.isnan(v) or math.isinf(v):
-        # Go keeps the sign of an infinity and drops NaN's unless asked for
-        body = ("+NaN" if spec.plus else " NaN" if spec.space else "NaN") if math.isnan(v) \
-            else ("+Inf" if v > 0 else "-Inf")
-        return _pad(body, spec)
-    neg = v < 0 or (v == 0 and math.copysign(1, v) < 0)
-    a = abs(v)
-    if verb in ("v", "g", "G") and spec.prec is None:
-        body = go_float(a)
-        if verb == "G":
-            body = body.upper()
-    elif verb in ("f", "F"):
-        body = f"{a:.{6 if spec.prec is None else spec.prec}f}"
-    elif verb in ("e", "E"):
-        body = f"{a:.{6 if spec.prec is None else spec.prec}e}"
-        if verb == "E":
-            body = body.upper()
-    elif verb in ("g", "G"):
-        body = f"{a:.{spec.prec or 1}{verb}}"
-        if "e" in body or "E" in body:
-            mant, exp = body.split("e" if verb == "g" else "E")
-            body = mant + ("e" if verb == "g" else "E") + exp[0] + exp[1:].rjust(2, "0")
-    else:
-        return _bad(verb, v)
-    return _pad(_sign(body, neg, spec), spec, numeric=True)
-
-
-def _fmt_str(s: str, verb: str, spec: _Spec) -> str:
-    if verb in ("s", "v"):
-        body = s if spec.prec is None else s[:spec.prec]
-    elif verb == "q":
-        if spec.sharp and "`" not in s and all(c.isprintable() or c == "\t" for c in s):
-            body = "`" + s + "`"
-        else:
-            body = _quote(s, ascii_only=spec.plus)
-    elif verb in ("x", "X"):
-        data = s.encode("utf-8")
-        if spec.prec is not None:
-            data = data[:spec.prec]
-        body = data.hex()
-        if verb == "X":
-            body = body.upper()
-        if spec.sharp:
-            body = ("0x" if verb == "x" else "0X") + body
-    else:
-        return _bad(verb, s)
-    return _pad(body, spec)
-
-
-def _fmt_value(v: Any, verb: str, spec: _Spec, depth: int = 0) -> str:
-    if v is None or v is MISSING:
-        # a nil element inside a list or map prints <nil> whatever the verb
-        return _pad("<nil>", spec) if verb == "v" or depth > 0 else _bad(verb, None)
-    if isinstance(v, bool):
-        if verb in ("t", "v"):
-            return _pad("true" if v else "false", spec)
-        return _bad(verb, v)
-    if isinstance(v, int):
-        if verb == "v":
-            return _fmt_int(v, "d", spec)
-        return _fmt_int(v, verb, spec)
-    if isinstance(v, float):
-        return _fmt_float(v, verb, spec)
-    if isinstance(v, str):
-        return _fmt_str(v, verb, spec)
-    if isinstance(v, (list, tuple)):
-        inner = _Spec()
-        inner.plus, inner.sharp, inner.prec = spec.plus, spec.sharp, spec.prec
-        body = "[" + " ".join(_fmt_value(x, verb, inner, depth + 1) for x in v) + "]"
-        return _pad(body, spec)
-    if isinstance(v, dict):
-        inner = _Spec()
-        inner.plus, inner.sharp, inner.prec = spec.plus, spec.sharp, spec.prec
-        parts = [f"{_fmt_value(k, verb, inner, depth + 1)}:{_fmt_value(v[k], verb, inner, depth + 1)}"
-                 for k in sorted(v, key=go_key_order)]
-        return _pad("map[" + " ".join(parts) + "]", spec)
-    if verb in ("v", "s"):
-        return _pad(go_sprint(v), spec)
-    return _bad(verb, v)
-
-
-def go_sprintf(fmt: str, *args: Any) -> str:
-    """Go's ``fmt.Sprintf`` for plain data values (the verbs templates use)."""
-    out: List[str] = []
-    i = 0
-    n = len(fmt)
-    argi = 0
-    while i < n:
-        j = fmt.find("%", i)
-        if j < 0:
-            out.append(fmt[i:])
-            break
-        out.append(fmt[i:j])
-        i = j + 1
-        spec = _Spec()
-        while i < n and fmt[i] in "+-# 0":
-            c = fmt[i]
-            if c == "+":
-                spec.plus = True
-            elif c == "-":
-                spec.minus = True
-            elif c == "#":
-                spec.sharp = True
-            elif c == "0":
-                spec.zero = True
-            else:
-                spec.space = True
-            i += 1
-        if i < n and fmt[i] == "*":
-            i += 1
-            if argi < len(args) and isinstance(args[argi], int) and not isinstance(args[argi], bool):
-                spec.width = args[argi]
-                if spec.width < 0:
-                    spec.minus, spec.width = True, -spec.width
-            else:
-                out.append("%!(BADWIDTH)")
-            argi += 1
-        else:
-            k = i
-            while i < n and fmt[i].isdigit():
-                i += 1
-            if i > k:
-                spec.width = int(fmt[k:i])
-        if i < n and fmt[i] == ".":
-            i += 1
-            if i < n and fmt[i] == "*":
-                i += 1
-                if argi < len(args) and isinstance(args[argi], int) and not isinstance(args[argi], bool):
-                    spec.prec = max(args[argi], 0)
-                else:
-                    out.append("%!(BADPREC)")
-                argi += 1
-            else:
-                k = i
-                while i < n and fmt[i].isdigit():
-                    i += 1
-                spec.prec = int(fmt[k:i]) if i > k else 0
-        if i >= n:
-            out.append("%!(NOVERB)")
-            break
-        verb = fmt[i]
-        i += 1
-        if verb == "%":
-            out.append("%")
-            continue
-        if argi >= len(args):
-            out.append(f"%!{verb}(MISSING)")
-            continue
-        arg = args[argi]
-        argi += 1
-        if verb == "T":
-            out.append(_pad(_go_type(arg), spec))
-        elif verb not in "vsdqxXobcUeEfFgGt":
-            out.append(_bad(verb, arg))
-        else:
-            out.append(_fmt_value(arg, verb, spec))
-    if argi < len(args):
-        extra = ", ".join(
-            "<nil>" if a is None else f"{_go_type(a)}={go_sprint(a)}" for a in args[argi:])
-        out.append(f"%!(EXTRA {extra})")
-    return "".join(out)
-
-
-def _go_print(*args: Any) -> str:
-    out: List[str] = []
-    prev_str = True
-    for i, a in enumerate(args):
-        is_str = isinstance(a, str)
-        if i > 0 and not is_str and not prev_str:
-            out.append(" ")
-        out.append(go_sprint(a))
-        prev_str = is_str
-    return "".join(out)
-
-
-def _go_println(*args: Any) -> str:
-    return " ".join(go_sprint(a) for a in args) + "\n"
 
 
 class _FuncError(Exception):
@@ -448,7 +172,7 @@ def _urlquery(*args: Any) -> str:
 def _eval_args_str(args: Tuple[Any, ...]) -> str:
     if len(args) == 1 and isinstance(args[0], str):
         return args[0]
-    return _go_print(*args)
+    return go_print(*args)
 
 
 def _call(fn: Any, *args: Any) -> Any:
@@ -470,7 +194,7 @@ def _strval(v: Any) -> str:
 
 
 def _go_json(v: Any, indent: Optional[str] = None) -> str:
-    from ccm import gojson
+    from ccm.gocompat import json as gojson
 
     def default(x: Any) -> Any:
         if x is MISSING:
@@ -546,7 +270,7 @@ _SPRIG: Dict[str, Callable[..., Any]] = {
     "trimAll": lambda c, s: _strval(s).strip(_strval(c)),
     "trimPrefix": lambda p, s: _strval(s)[len(p):] if _strval(s).startswith(p) else _strval(s),
     "trimSuffix": lambda p, s: _strval(s)[:-len(p)] if p and _strval(s).endswith(p) else _strval(s),
-    "quote": lambda *a: " ".join(_quote(_strval(x)) for x in a if x is not None),
+    "quote": lambda *a: " ".join(quote(_strval(x)) for x in a if x is not None),
     "squote": lambda *a: " ".join("'" + _strval(x) + "'" for x in a if x is not None),
     "join": lambda sep, v: _strval(sep).join(_strval(x) for x in (v if isinstance(v, (list, tuple)) else [v])),
     "splitList": lambda sep, s: _strval(s).split(sep) if sep else list(_strval(s)),
@@ -582,6 +306,6 @@ _BUILTINS: Dict[str, Callable[..., Any]] = {
     "not": lambda a: not truth(a),
     "eq": _eq, "ne": _ne, "lt": _lt, "le": _le, "gt": _gt, "ge": _ge,
     "len": _len, "index": _index, "slice": _slice,
-    "print": _go_print, "printf": go_sprintf, "println": _go_println,
+    "print": go_print, "printf": go_sprintf, "println": go_println,
     "html": _html_escape, "js": _js_escape, "urlquery": _urlquery, "call": _call,
 }

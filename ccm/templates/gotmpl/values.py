@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ccm.gocompat.fmt import go_type_name, is_number
 from ccm.model.errors import TemplateError
-from ccm.templates.gofmt import go_type_name, is_number
 
 
 class GoTemplateError(TemplateError):

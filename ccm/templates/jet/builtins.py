@@ -5,7 +5,7 @@ import json as _json
 import urllib.parse
 from typing import Any, Dict, List
 
-from ccm.templates.gofmt import go_sprint
+from ccm.gocompat.fmt import go_sprint
 from ccm.templates.jet.values import MISSING, _go_type
 
 
@@ -18,7 +18,7 @@ _ISSET = _Isset()
 
 def _go_json(v: Any) -> str:
     """Go ``json.Marshal`` text: compact, sorted keys, ``<>&`` escaped."""
-    from ccm import gojson
+    from ccm.gocompat import json as gojson
 
     def default(x: Any) -> Any:
         if x is MISSING:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
+from ccm.gocompat.strconv import EscapeError, decode_go_escapes
 from ccm.templates.engine_util import Source
-from ccm.templates.gofmt import EscapeError, decode_go_escapes
 from ccm.templates.jet.values import _WS, JetError
 
 

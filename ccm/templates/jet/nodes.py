@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple
 
-from ccm.templates.gofmt import go_sprint, is_number
+from ccm.gocompat.fmt import go_sprint, is_number
 from ccm.templates.jet.values import MISSING, _go_type, _truth
 
 if TYPE_CHECKING:

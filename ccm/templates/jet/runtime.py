@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ccm.gocompat.fmt import go_key_order, go_sprint
 from ccm.templates.engine_util import signature as _signature
-from ccm.templates.gofmt import go_key_order, go_sprint
 from ccm.templates.jet.builtins import _BUILTINS, _ISSET, _b_len
 from ccm.templates.jet.lexer import _lex, _Src
 from ccm.templates.jet.nodes import (
