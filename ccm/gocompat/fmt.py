@@ -26,6 +26,7 @@ def _shortest(value: float) -> tuple:
     digits = "".join(str(d) for d in digit_tuple).rstrip("0") or "0"
     # Decimal(repr) may carry trailing zeros ("100.0" -> 1000e-1), so derive the
     # exponent from the original digit count
+    assert isinstance(exponent, int)   # finite: not "n"/"N"/"F"
     return bool(sign), digits, len(digit_tuple) + exponent - 1
 
 

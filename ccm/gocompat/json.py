@@ -96,6 +96,6 @@ def _container(open_: str, close: str, items: List[Any], out: List[str], level: 
         if k is not None:
             out.append(string(k) + (": " if indent is not None else ":"))
         _encode(v, out, level + 1, indent, sort_keys, key, default)
-    if pad is not None:
+    if indent is not None:
         out.append("\n" + " " * (indent * level))
     out.append(close)

@@ -25,7 +25,8 @@ class Source:
 def signature(fn: Callable[..., Any], cache: Dict[Any, Any]) -> Optional[inspect.Signature]:
     """``inspect.signature`` cached per function for one render (None when it has none)."""
     try:
-        return cache[fn]  # type: ignore[no-any-return]
+        cached: Optional[inspect.Signature] = cache[fn]
+        return cached
     except (KeyError, TypeError):
         pass
     try:

@@ -349,11 +349,11 @@ class _Parser:
             targets.append(p.postfix(allow_call=False))
         op = p.next()
         let = op.val == ":="
-        for t in targets:
-            if let and not isinstance(t, _Ident):
-                raise self.src.parse_error("unexpected node type in variable declaration", t.pos)
-            if not isinstance(t, (_Ident, _Chain, _CtxField)):
-                raise self.src.parse_error("unexpected node in assign", t.pos)
+        for target in targets:
+            if let and not isinstance(target, _Ident):
+                raise self.src.parse_error("unexpected node type in variable declaration", target.pos)
+            if not isinstance(target, (_Ident, _Chain, _CtxField)):
+                raise self.src.parse_error("unexpected node in assign", target.pos)
         values = [p.expression()]
         while p.at_op(","):
             p.next()
