@@ -42,7 +42,7 @@ class TypeSpec:
     deferred_placeholders: Dict[str, str] = field(default_factory=dict)
     status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
 
-    def new_logic(self) -> TypeLogic:
+    def new_logic(self) -> TypeLogic[Any]:
         cls = _import(self.logic)
         logic = cls()
         if not isinstance(logic, TypeLogic):

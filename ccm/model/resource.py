@@ -7,7 +7,7 @@ type names by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from ccm.model.errors import ResourceError, ValidationError
 
@@ -202,8 +202,14 @@ class ResourceContext:
                                        deny_apply=deny_apply, label=label)
 
 
-class TypeLogic:
+ProviderT = TypeVar("ProviderT")
+
+
+class TypeLogic(Generic[ProviderT]):
     """The per-type decision logic the shared flow calls back into.
+
+    ``ProviderT`` is the type's capability protocol (``PackageProvider``, ...), declared
+    next to the logic in ``ccm/resources/<type>/logic.py``.
 
     ``plan`` and ``is_desired`` are pure: they see properties and an observed state, and
     do no I/O. ``status`` and ``act`` go through the provider. ``verify`` re-reads the
@@ -224,19 +230,19 @@ class TypeLogic:
     # than "the desired-state test passed".
     stable_means_no_action = False
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> Any:
+    def status(self, provider: ProviderT, props: Properties, ctx: ResourceContext) -> Any:
         raise NotImplementedError
 
     def plan(self, props: Properties, state: Any, refresh: bool = False) -> Plan:
         raise NotImplementedError
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
+    def act(self, provider: ProviderT, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
         raise NotImplementedError
 
     def is_desired(self, props: Properties, state: Any, acted: Any = None) -> Tuple[bool, str]:
         raise NotImplementedError
 
-    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+    def verify(self, provider: ProviderT, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[Any, bool, str]:
         state = self.status(provider, props, ctx)
         ok, reason = self.is_desired(props, state, acted)

@@ -133,7 +133,7 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
             event.fail(err)
 
 
-def _apply(manager: RunManager, logic: TypeLogic, props: Properties, provider: Any, event: TransactionEvent,
+def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
            user_log: UserLog) -> None:
     ctx = context(manager, user_log)
     refresh = False
