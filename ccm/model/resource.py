@@ -10,23 +10,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from ccm.model.errors import ResourceError, ValidationError
+# Field kinds are objects (``ccm.model.kinds``); re-exported here, where type modules import them.
+from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTROL as CONTROL,
+                             CONTROL_KEYS as CONTROL_KEYS, HEALTH_CHECK_KEYS as HEALTH_CHECK_KEYS,
+                             HEALTH_CHECKS as HEALTH_CHECKS, INT as INT, INT_LIST as INT_LIST,
+                             POST_LIST as POST_LIST, REGISTRATIONS as REGISTRATIONS, STR as STR,
+                             STR_LIST as STR_LIST, STR_MAP as STR_MAP)
+from ccm.model.kinds import Kind, kind_named
 
 if TYPE_CHECKING:
     from ccm.model.manager import ChildRun, NestedApply
-
-# Field kinds.
-STR = "str"
-BOOL = "bool"
-INT = "int"
-STR_LIST = "str_list"
-INT_LIST = "int_list"
-STR_MAP = "str_map"          # string -> string, values templated in string mode
-ANY_MAP = "any_map"          # free-form map; values templated in typed mode
-POST_LIST = "post_list"      # list of single-key maps glob -> command
-HEALTH_CHECKS = "health_checks"
-CONTROL = "control"
-REGISTRATIONS = "registrations"
-ANY = "any"
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -37,13 +30,16 @@ NEVER = "never"        # never templated (expressions themselves, or booleans/in
 @dataclass(frozen=True)
 class Field:
     key: str
-    kind: str = STR
+    kind: Kind = STR              # a Kind, or its name (normalised to the Kind)
     template: str = PARSE
     default: Any = None
     choices: Tuple[str, ...] = ()
     always_emit: bool = False
     typed_keys: bool = False   # map keys templated too (scaffold data)
     redact: Optional[Callable[[Any], Any]] = None   # applied by to_dict (secrets never reach events)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_named(self.kind))
 
 
 COMMON_FIELDS: Tuple[Field, ...] = (
@@ -57,8 +53,6 @@ COMMON_FIELDS: Tuple[Field, ...] = (
     Field("register_when_stable", REGISTRATIONS),
 )
 
-HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sleep", "timeout")
-CONTROL_KEYS = ("if", "unless")
 
 
 def is_templated(value: Any) -> bool:
