@@ -19,7 +19,8 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
 from ccm.model.kinds import Kind, kind_named
 
 if TYPE_CHECKING:
-    from ccm.model.manager import ChildRun, NestedApply
+    from ccm.model.manager import ChildRun, NestedApply, UserLog
+    from ccm.model.runner import CommandRunner
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -164,11 +165,9 @@ class ResourceContext:
     impossible.
     """
 
-    def __init__(self, *, noop: bool, working_dir: Optional[str], log: Any, runner: Any,
-                 should_refresh: Callable[[Sequence[str]], bool],
+    def __init__(self, *, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
                  facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
-                 chain: Sequence[str] = (), health_check_only: bool = False,
-                 run_log: Any = None,
+                 chain: Sequence[str] = (), run_log: Optional[UserLog] = None,
                  template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,
                  nested: Optional["NestedApply"] = None) -> None:
         self.noop = noop
@@ -176,11 +175,9 @@ class ResourceContext:
         self.log = log
         self.run_log = run_log if run_log is not None else log
         self.runner = runner
-        self.should_refresh = should_refresh
         self.facts: Mapping[str, Any] = facts if facts is not None else {}
         self.depth = depth
         self.chain: Tuple[str, ...] = tuple(chain)
-        self.health_check_only = health_check_only
         self._template_environment = template_environment
         self.nested = nested
 

@@ -51,9 +51,8 @@ def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
 def context(manager: RunManager, user_log: UserLog) -> ResourceContext:
     """The slice of ``manager`` a type's logic sees while one resource runs."""
     return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
-                           runner=manager.runner, should_refresh=manager.session.should_refresh,
-                           facts=manager.facts_view(), depth=manager.depth, chain=manager.apply_chain,
-                           health_check_only=manager.health_check_only, run_log=manager.user_log,
+                           runner=manager.runner, facts=manager.facts_view(), depth=manager.depth,
+                           chain=manager.apply_chain, run_log=manager.user_log,
                            template_environment=manager.template_environment, nested=manager)
 
 

@@ -38,3 +38,41 @@ def signature(fn: Callable[..., Any], cache: Dict[Any, Any]) -> Optional[inspect
     except TypeError:  # unhashable callable
         pass
     return sig
+
+
+def scan_quoted(text: str, i: int, unquote: Callable[[str, int], str],
+                error: Callable[[str, int], Exception]) -> Tuple[str, Any, int]:
+    """The Go-style literal starting at ``text[i]`` (``"..."``, raw ```...```, ``'c'``).
+
+    Returns ``("string", text, end)`` or ``("char", code point, end)``; ``unquote`` reads
+    a double-quoted body's escapes and ``error`` builds the engine's parse error.
+    """
+    n = len(text)
+    c = text[i]
+    if c == '"':
+        j = i + 1
+        while j < n and text[j] != '"':
+            if text[j] == "\\":
+                j += 1
+            elif text[j] == "\n":
+                break
+            j += 1
+        if j >= n or text[j] != '"':
+            raise error("unterminated quoted string", i)
+        return "string", unquote(text[i + 1:j], i), j + 1
+    if c == "`":
+        j = text.find("`", i + 1)
+        if j < 0:
+            raise error("unterminated raw quoted string", i)
+        return "string", text[i + 1:j], j + 1
+    j = i + 1
+    while j < n and text[j] != "'":
+        if text[j] == "\\":
+            j += 1
+        j += 1
+    if j >= n:
+        raise error("unterminated character constant", i)
+    body = unquote(text[i + 1:j], i)
+    if len(body) != 1:
+        raise error(f"malformed character constant: {text[i:j + 1]}", i)
+    return "char", ord(body), j + 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, List, Tuple
 
 from ccm.gocompat.strconv import EscapeError, decode_go_escapes
-from ccm.templates.engine_util import Source
+from ccm.templates.engine_util import Source, scan_quoted
 from ccm.templates.gotmpl.values import _WS, GoTemplateError
 
 _T_TEXT, _T_ACTION = "text", "action"
@@ -58,37 +58,10 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
             i += 1
             continue
         begin = i
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                if text[j] == "\\":
-                    j += 1
-                elif text[j] == "\n":
-                    break
-                j += 1
-            if j >= n or text[j] != '"':
-                raise src.error("unterminated quoted string", i)
-            tok = _Tok("string", _unquote(src, text[i + 1:j], i), i, j + 1, spaced)
-            i = j + 1
-        elif c == "`":
-            j = text.find("`", i + 1)
-            if j < 0:
-                raise src.error("unterminated raw quoted string", i)
-            tok = _Tok("string", text[i + 1:j], i, j + 1, spaced)
-            i = j + 1
-        elif c == "'":
-            j = i + 1
-            while j < n and text[j] != "'":
-                if text[j] == "\\":
-                    j += 1
-                j += 1
-            if j >= n:
-                raise src.error("unterminated character constant", i)
-            body = _unquote(src, text[i + 1:j], i)
-            if len(body) != 1:
-                raise src.error(f"malformed character constant: {text[i:j + 1]}", i)
-            tok = _Tok("number", ord(body), i, j + 1, spaced)
-            i = j + 1
+        if c in "\"`'":
+            kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
+            tok = _Tok("string" if kind == "string" else "number", val, i, end, spaced)
+            i = end
         elif c.isdigit() or (c in "+-." and i + 1 < n and text[i + 1].isdigit()):
             j = i + 1
             while j < n and (text[j].isalnum() or text[j] in "._" or

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, List, Tuple
 
 from ccm.gocompat.strconv import EscapeError, decode_go_escapes
-from ccm.templates.engine_util import Source
+from ccm.templates.engine_util import Source, scan_quoted
 from ccm.templates.jet.values import _WS, JetError
 
 
@@ -96,37 +96,10 @@ def _tokenize_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[
         if c in _WS:
             i += 1
             continue
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                if text[j] == "\\":
-                    j += 1
-                elif text[j] == "\n":
-                    break
-                j += 1
-            if j >= n or text[j] != '"':
-                raise src.parse_error("unterminated quoted string", i)
-            toks.append(_Tok(_STR, _unquote(src, text[i + 1:j], i), i))
-            i = j + 1
-        elif c == "`":
-            j = text.find("`", i + 1)
-            if j < 0:
-                raise src.parse_error("unterminated raw quoted string", i)
-            toks.append(_Tok(_STR, text[i + 1:j], i))
-            i = j + 1
-        elif c == "'":
-            j = i + 1
-            while j < n and text[j] != "'":
-                if text[j] == "\\":
-                    j += 1
-                j += 1
-            if j >= n:
-                raise src.parse_error("unterminated character constant", i)
-            body = _unquote(src, text[i + 1:j], i)
-            if len(body) != 1:
-                raise src.parse_error(f"malformed character constant: {text[i:j + 1]}", i)
-            toks.append(_Tok(_NUM, ord(body), i))
-            i = j + 1
+        if c in "\"`'":
+            kind, literal, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.parse_error)
+            toks.append(_Tok(_STR if kind == "string" else _NUM, literal, i))
+            i = end
         elif c.isdigit():
             j = _scan_number(text, i)
             lit = text[i:j].replace("_", "")
