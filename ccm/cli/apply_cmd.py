@@ -63,17 +63,17 @@ def run(argv: List[str]) -> int:
         from ccm.registration.publish import enable
 
         enable(manager, args.publish_registrations, args.registration)
-    from ccm.apply import execute, load_manifest, render_manifest
-
-    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera)
+    manifest = manager.load(args.manifest, hiera=args.hiera)
     try:
         if args.render:
+            from ccm.apply import render_manifest
+
             sys.stdout.write(render_manifest(manifest) + "\n")
             return 0
         if manifest.pre_message and not args.json:
             print()
             print(manifest.pre_message)
-        result = execute(manager, manifest, health_check_only=args.monitor_only)
+        result = manager.execute(manifest, health_check_only=args.monitor_only)
         summary = result.summary
         if args.json:
             from ccm.report import json_report

@@ -65,7 +65,8 @@ class Publisher:
 
 def gate_open(manager: Any, event: Any) -> bool:
     """Upstream's gate (not noop, not failed, every check OK), and not skipped."""
-    if getattr(manager, "noop", False) or event.failed or getattr(event, "skipped", False):
+    if getattr(manager, "noop", False) or getattr(event, "noop", False) or event.failed \
+            or getattr(event, "skipped", False):
         return False
     return all(r.status == OK for r in (event.health_checks or []))
 
