@@ -19,7 +19,7 @@ SUBCOMMANDS = {"init": "init", "create": "create", "c": "create", "rm": "rm", "d
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm registration", description="Manage service registrations")
-    common = argparse.ArgumentParser(add_help=False)
+    common = ArgumentParser(add_help=False)
     common.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"), help="NATS context")
     common.add_argument("-R", "--registration", default="REGISTRATION", help="registration stream name")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

@@ -218,7 +218,6 @@ class Connection:
 
     async def _connect(self) -> Any:
         import nats
-        import nats.errors as ne
 
         ctx = self.context()
         opts = self._options(ctx)

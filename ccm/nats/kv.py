@@ -64,6 +64,8 @@ def hiera_loader(conn: Connection) -> Any:
         try:
             return get(conn, bucket, key)
         except NatsError as exc:
-            raise ValidationError(str(exc)) from None
+            text = str(exc)
+            raise ValidationError(text if f"{bucket}#{key}" in text or f'"{key}"' in text
+                                  else f"kv://{bucket}/{key}: {text}") from None
 
     return load

@@ -48,7 +48,7 @@ def _indented_list(docs: List[Dict[str, Any]], pad: str) -> str:
     """``json.MarshalIndent`` of a list of flat maps (values scalars or flat maps), fast."""
     if not docs:
         return "[]"
-    from json.encoder import encode_basestring  # type: ignore[attr-defined]
+    from json.encoder import encode_basestring
 
     def enc(v: Any) -> str:
         if isinstance(v, str):

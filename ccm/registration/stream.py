@@ -207,7 +207,7 @@ def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*"
     stop = stop or threading.Event()
 
     def put(item: Any) -> None:
-        while not stop.is_set():   # type: ignore[union-attr]
+        while not stop.is_set():
             try:
                 events.put(item, timeout=0.2)
                 return
