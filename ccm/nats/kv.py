@@ -43,14 +43,15 @@ def get(conn: Connection, bucket: str, key: str) -> bytes:
         return ("ok", entry.value or b"")
 
     state, value = conn.jetstream(op, f'could not get key "{key}" from bucket "{bucket}"')
-    if state == "nobucket":
-        raise KVMissing(f'could not access KV bucket "{bucket}": bucket not found')
-    if state == "nokey":
-        raise KVMissing(f'could not get key "{key}" from bucket "{bucket}": key not found')
-    if state == "invalid":
-        raise NatsError(f'could not get key "{key}" from bucket "{bucket}": invalid key')
-    if state == "deleted":
-        raise KVMissing(f"kv {bucket}#{key} is not a put operation")
+    failures = {
+        "nobucket": (KVMissing, f'could not access KV bucket "{bucket}": bucket not found'),
+        "nokey": (KVMissing, f'could not get key "{key}" from bucket "{bucket}": key not found'),
+        "invalid": (NatsError, f'could not get key "{key}" from bucket "{bucket}": invalid key'),
+        "deleted": (KVMissing, f"kv {bucket}#{key} is not a put operation"),
+    }
+    if state in failures:
+        cls, message = failures[state]
+        raise cls(message)
     if len(value) > MAX_VALUE:
         raise NatsError(f"kv {bucket}#{key} is larger than {MAX_VALUE} bytes")
     return bytes(value)

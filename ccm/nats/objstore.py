@@ -82,16 +82,11 @@ def download(conn: Connection, bucket: str, key: str, out: BinaryIO) -> None:
         state = conn.jetstream(op, f"could not get {source}", attempt_timeout=GET_TIMEOUT)
     except NatsError as exc:
         raise ManifestError(str(exc)) from None
-    if state == "nobucket":
-        raise ManifestError(f"could not get {source}: object store bucket {bucket!r} not found")
-    if state == "noobject":
-        raise ManifestError(f"could not get {source}: object {key!r} not found")
-    if state == "toolarge":
-        raise ManifestError(f"could not get {source}: object is larger than {MAX_OBJECT} bytes")
-    if state == "link":
-        raise ManifestError(f"could not get {source}: object links are not supported")
-    if state == "digest":
-        raise ManifestError(f"could not get {source}: digest mismatch")
+    reasons = {"nobucket": f"object store bucket {bucket!r} not found", "noobject": f"object {key!r} not found",
+               "toolarge": f"object is larger than {MAX_OBJECT} bytes", "link": "object links are not supported",
+               "digest": "digest mismatch"}
+    if state in reasons:
+        raise ManifestError(f"could not get {source}: {reasons[state]}")
 
 
 def fetch_bundle(conn: Connection, source: str) -> Tuple[str, str]:

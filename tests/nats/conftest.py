@@ -8,8 +8,9 @@ from typing import Dict
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+for _p in (HERE, os.path.dirname(HERE)):   # natsfixture, and tests/ for shared helpers
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
 from natsfixture import Server, write_context  # noqa: E402
 

@@ -1,16 +1,15 @@
 """Contexts, connection, kv://, kvGet, obj:// and registration against a real nats-server."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
-import tarfile
 import threading
 import time
 
 import pytest
 from natsfixture import ccm, run_js, write_context
+from test_remote import bundle  # noqa: F401 - a gzipped tar from {name: text} (shared helper)
 
 pytestmark = pytest.mark.nats
 
@@ -44,18 +43,6 @@ def obj_put(server, bucket, name, data, *, replicas=1):
         store = await js.create_object_store(bucket, config=api.ObjectStoreConfig(bucket=bucket, replicas=replicas))
         await store.put(name, data)
     run_js(server, fn)
-
-
-def bundle(files):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 # --- contexts and connection ------------------------------------------------------------

@@ -114,3 +114,14 @@ def test_ipv6_entries_and_file_sd_rules():
     ]
     assert entries.PrometheusFileSD().startswith('[\n  {\n    "labels": {\n      "cluster": "dev",')
     assert prometheus_file_sd([]) == "[]"
+
+
+def test_child_managers_share_the_parents_nats_connection():
+    from ccm.manager import Manager
+
+    parent = Manager(facts={}, nats_context="CCM")
+    kid = parent.child(noop=True)
+    assert kid.nats_connection() is parent.nats_connection()
+    grandchild = kid.child()
+    assert grandchild.nats_connection() is parent.nats_connection()
+    assert {"kvGet", "registrations"} <= parent.template_function_names()
