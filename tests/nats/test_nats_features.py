@@ -504,3 +504,54 @@ def test_connection_is_shared_and_recovers_after_restart(tmp_path, nats_server, 
         assert value == b"v1"
     finally:
         conn.close()
+
+
+def test_jetstream_domain_from_the_context_is_honoured(tmp_path, nats_env):
+    from natsfixture import Server
+
+    server = Server(str(tmp_path / "dom"), "dom", config="jetstream { domain: hub }\n").start()
+    try:
+        write_context(nats_env["XDG_CONFIG_HOME"], "hub", {"url": server.url, "jetstream_domain": "hub"})
+        assert ccm(["registration", "init", "--context", "hub"], nats_env).returncode == 0
+        r = ccm(["registration", "create", "--context", "hub", "--cluster", "c", "--service", "s", "--protocol", "p",
+                 "--address", "10.0.0.1", "--port", "1"], nats_env)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(ccm(["registration", "query", "--context", "hub", "--json"], nats_env).stdout)[0]["port"] == 1
+
+        async def via_domain(nc):
+            return await nc.jetstream(domain="hub").stream_info("REGISTRATION")
+        assert run_js(server.url, via_domain).state.messages == 1
+        write_context(nats_env["XDG_CONFIG_HOME"], "wrong", {"url": server.url, "jetstream_domain": "elsewhere"})
+        env = dict(nats_env, CCM_NATS_RETRY_SECONDS="1")
+        r = ccm(["registration", "query", "--context", "wrong"], env)
+        assert r.returncode == 1 and "could not query registrations" in r.stderr
+    finally:
+        server.stop()
+
+
+def test_watch_reports_max_age_expiry(nats_server, nats_env):
+    import subprocess
+    import sys
+
+    assert ccm(["registration", "init", "--max-age", "1s"], nats_env).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "ccm", "registration", "watch", "--json"], env=nats_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    lines = []
+    try:
+        reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+        reader.start()
+        time.sleep(1.0)
+        assert ccm(["registration", "create", "--cluster", "dev", "--service", "tmp", "--protocol", "tcp",
+                    "--address", "10.0.0.7", "--port", "7"], nats_env).returncode == 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not any('"remove"' in x for x in lines):
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    events = [json.loads(x) for x in lines]
+    assert events[0]["action"] == "register"
+    assert events[-1] == {"action": "remove", "reason": "MaxAge",
+                          "entry": {"cluster": "dev", "service": "tmp", "protocol": "tcp", "address": "10.0.0.7",
+                                    "port": None, "priority": 0}}
+    assert ccm(["registration", "query"], nats_env).stdout == "No results found\n"
