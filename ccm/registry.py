@@ -39,6 +39,8 @@ class TypeSpec:
     prepare: Optional[Callable[[Dict[str, Any]], None]] = None   # defaults applied before validation
     supports_status: bool = True
     status_unsupported_message: str = ""
+    # How the schema check sees still-templated fields: "keep" (as written) or "env" (K=V
+    # entries); other fields' templates become placeholders (ccm.apply.schema).
     deferred_placeholders: Dict[str, str] = field(default_factory=dict)
     status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
 

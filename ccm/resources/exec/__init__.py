@@ -82,6 +82,7 @@ TYPE = TypeSpec(
     validate=validate,
     default_ensure="present",
     supports_status=False,
+    deferred_placeholders={"environment": "env"},
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),

@@ -68,4 +68,5 @@ TYPE = TypeSpec(
     validate=validate,
     prepare=prepare,
     supports_status=False,   # `ccm status scaffold` -> "unsupported resource type"
+    deferred_placeholders={"data": "keep"},
 )
