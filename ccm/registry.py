@@ -43,6 +43,11 @@ class TypeSpec:
     # entries); other fields' templates become placeholders (ccm.apply.schema).
     deferred_placeholders: Dict[str, str] = field(default_factory=dict)
     status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
+    # `ccm ensure <type>`: help text (empty: no subcommand), aliases, and "module:NAME" of
+    # the ccm.cli.ensure_cmd.EnsureFlags that turns the subcommand's flags into properties.
+    cli_help: str = ""
+    cli_aliases: Tuple[str, ...] = ()
+    cli_flags: str = ""
 
     def new_logic(self) -> TypeLogic[Any]:
         cls = _import(self.logic)
@@ -77,6 +82,10 @@ class Registry:
 
     def type_names(self) -> List[str]:
         return sorted(self._type_paths)
+
+    def types_in_order(self) -> List[str]:
+        """Type names in declaration order (``BUILTIN_TYPES``, then registered ones)."""
+        return list(self._type_paths)
 
     def has_type(self, name: str) -> bool:
         return name in self._type_paths

@@ -124,3 +124,18 @@ def test_manager_has_every_run_manager_member():
     attrs, methods = _members(RunManager)
     for name in list(attrs) + list(methods) + ["registry", "session", "metrics"]:
         assert hasattr(m, name), name
+
+
+@pytest.mark.parametrize("type_name", sorted(PROTOCOLS))
+def test_ensure_subcommand_is_typespec_data(type_name):
+    from ccm.cli.ensure_cmd import EnsureFlags, _flags, parser
+
+    spec = default_registry().spec(type_name)
+    actions: Any = parser()._subparsers
+    choices: Dict[str, Any] = actions._group_actions[0].choices
+    if not spec.cli_help:
+        assert type_name not in choices
+        return
+    assert isinstance(_flags(spec), EnsureFlags)
+    for name in (type_name,) + spec.cli_aliases:
+        assert name in choices

@@ -86,4 +86,6 @@ TYPE = TypeSpec(
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),
+    cli_help="Run a command",
+    cli_flags="ccm.cli.ensure_cmd:EXEC",
 )

@@ -69,4 +69,6 @@ TYPE = TypeSpec(
     prepare=prepare,
     supports_status=False,   # `ccm status scaffold` -> "unsupported resource type"
     deferred_placeholders={"data": "keep"},
+    cli_help="Render a template directory",
+    cli_flags="ccm.cli.ensure_extra:SCAFFOLD",
 )
