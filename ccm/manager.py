@@ -126,7 +126,6 @@ class Manager:
         self.session: "SessionStore" = open_store(session_dir)
         self.session.listeners.append(self.metrics.record_event)
         self._facts_cache = FactsCache(facts, extra_facts or {}, self.metrics)
-        self._lazy_facts: Mapping[str, Any] = LazyMapping(self.facts)
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
         self.external_data: Dict[str, Any] = {}
@@ -160,8 +159,9 @@ class Manager:
         return self._facts_cache.get()
 
     def facts_view(self) -> Mapping[str, Any]:
-        """The facts, gathered only when something reads them."""
-        return self._lazy_facts
+        """The facts, gathered only when something reads them (a new view per call, so a
+        view taken after ``refresh_facts`` sees the fresh facts)."""
+        return LazyMapping(self.facts)
 
     def set_facts(self, facts: Dict[str, Any]) -> None:
         self._facts_cache.set(facts)

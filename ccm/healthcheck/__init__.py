@@ -76,9 +76,8 @@ class _Renderer:
             return value
         from ccm import templates
 
-        render = getattr(templates, "render_typed", None) or templates.render_string
         try:
-            return render(value, self.env)
+            return templates.render_typed(value, self.env)
         except Exception as exc:
             raise CheckError(f"rendering {where}: {exc}") from None
 
