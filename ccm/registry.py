@@ -5,8 +5,10 @@ module exposes ``TYPE``, a ``TypeSpec``. Providers are registered per type by na
 (duplicates rejected) and selected by asking every factory ``is_manageable`` and taking
 the lowest priority number; ties go to the first registered.
 
-This is the only module-level mutable state in ccm; it is guarded by a lock and tests
-can ``reset()`` it.
+The default registry is process-wide (guarded by a lock; tests can ``reset()`` it). The
+other process-wide state is as explicit: the owner/group lookup cache
+(``ccm.resources.ownership``, cleared when a run starts) and the directory store's
+ordering clock (``ccm.session.directory``), both locked.
 """
 from __future__ import annotations
 
