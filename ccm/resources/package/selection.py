@@ -4,17 +4,14 @@
 """
 from __future__ import annotations
 
-import os
-import shutil
 from typing import Any, Mapping
 
-from ccm.model.runner import BASE_PATH
+from ccm.model.runner import find_command
 
 
 def on_path(tool: str) -> bool:
-    """On the CCM process's PATH or the fixed PATH the runner gives children."""
-    search = os.environ.get("PATH", "") + ":" + BASE_PATH
-    return shutil.which(tool, path=search) is not None
+    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    return find_command(tool) is not None
 
 
 def platform_family(facts: Mapping[str, Any]) -> str:
