@@ -72,6 +72,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: list = []   # manifest paths from the top-level run to the current one
+        self.run_cache: Any = None    # the current run's RunCache (ccm.apply.runcache), else None
 
     # --- facts and data ----------------------------------------------------------------
 

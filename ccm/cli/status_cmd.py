@@ -14,6 +14,7 @@ def run(argv: List[str]) -> int:
     p.add_argument("type")
     p.add_argument("name")
     p.add_argument("--json", action="store_true", help="JSON instead of YAML")
+    p.add_argument("--provider", help="force a provider (as in `ccm ensure --provider`)")
     args = p.parse_args(argv)
 
     from ccm.cli.setup import build_manager
@@ -31,7 +32,10 @@ def run(argv: List[str]) -> int:
     name = args.name
     if args.type == "file":
         name = os.path.abspath(name)
-    props = Properties(args.type, {"name": name, "ensure": "present"}, spec.all_fields)
+    values = {"name": name, "ensure": "present"}
+    if args.provider:
+        values["provider"] = args.provider
+    props = Properties(args.type, values, spec.all_fields)
     factory = manager.registry.select(args.type, manager.facts(), props)
     provider = factory.new(manager.runner, manager.user_log)
     state = provider.status(name)

@@ -41,7 +41,11 @@ def _control_allows(props: Properties, env: Any) -> bool:
 
 def select_provider(manager: Any, props: Properties) -> Any:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
-    return factory, factory.new(manager.runner, manager.user_log)
+    provider = factory.new(manager.runner, manager.user_log)
+    cache = getattr(manager, "run_cache", None)   # optional capability: prefetching providers
+    if cache is not None and hasattr(provider, "use_run_cache"):
+        provider.use_run_cache(cache)
+    return factory, provider
 
 
 def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
