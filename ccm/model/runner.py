@@ -1,9 +1,10 @@
 """The command runner contract every provider uses for external commands."""
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Protocol, Sequence
+from typing import List, Mapping, Optional, Protocol, Sequence
 
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.
@@ -23,9 +24,12 @@ BASE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin"
 
 def command_search_path(process_path: Optional[str] = None) -> str:
     """ccm's ``PATH`` (``os.environ`` unless given) followed by ``BASE_PATH``, absolute dirs only."""
-    if process_path is None:
-        process_path = os.environ.get("PATH", "")
-    seen = []
+    return _search_path(os.environ.get("PATH", "") if process_path is None else process_path)
+
+
+@functools.lru_cache(maxsize=16)
+def _search_path(process_path: str) -> str:
+    seen: List[str] = []
     for d in (process_path + ":" + BASE_PATH).split(":"):
         if d.startswith("/") and d not in seen:
             seen.append(d)

@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
 from typing import Any, Mapping
 
 from ccm.model.runner import find_command
@@ -16,9 +17,9 @@ def on_path(tool: str) -> bool:
 
 def platform_family(facts: Mapping[str, Any]) -> str:
     """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``."""
-    host = facts.get("host") if isinstance(facts, Mapping) else None
-    info = host.get("info") if isinstance(host, Mapping) else None
-    value = info.get("platformFamily") if isinstance(info, Mapping) else None
-    if value is None and isinstance(host, Mapping):
+    host = facts.get("host") if isinstance(facts, _Mapping) else None
+    info = host.get("info") if isinstance(host, _Mapping) else None
+    value = info.get("platformFamily") if isinstance(info, _Mapping) else None
+    if value is None and isinstance(host, _Mapping):
         value = host.get("platformFamily")
     return str(value or "")
