@@ -33,6 +33,7 @@ pytestmark = [
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "dnf")
+HOST_RPMDB_EXISTED = os.path.exists("/root/.rpmdb")
 CHILD_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin", "LANG": "C", "LC_ALL": "C"}
 
 SPEC = """\
@@ -220,12 +221,19 @@ def test_status_command_and_one_rpm_query_for_the_whole_run(env):
 def test_ensure_command_and_absent(env):
     r = env.ccm("ensure", "package", "ccmepoch", "absent", "--provider", "dnf")
     assert env.installed("ccmepoch") is None
-    assert "changed" in r.stdout.lower() or "changed" in r.stderr.lower()
-    r = env.ccm("ensure", "package", "ccmtest", "absent", "--provider", "dnf")
+    assert "package#ccmepoch changed ensure=absent" in r.stdout + r.stderr
+    env.ccm("ensure", "package", "ccmtest", "absent", "--provider", "dnf")
     assert env.installed("ccmtest") is None
     r = env.ccm("ensure", "package", "ccmtest", "absent", "--provider", "dnf")
-    assert "stable" in (r.stdout + r.stderr).lower()
+    assert "package#ccmtest stable ensure=absent" in r.stdout + r.stderr
     r = env.ccm("ensure", "package", "ccmtest", "present", "--provider", "dnf")
     assert env.installed("ccmtest") == "1.1-1"
+    assert "package#ccmtest changed ensure=present" in r.stdout + r.stderr
     r = env.apply("- package:\n    name: ccmtest\n    ensure: absent\n    provider: dnf\n")
     assert env.installed("ccmtest") is None and "Changed Resources: 1" in r.stdout
+
+
+def test_host_rpmdb_untouched(env):
+    # Debian's rpm would create /root/.rpmdb on first use; everything here went to the installroot
+    assert os.path.exists(os.path.join(env.root, "root", ".rpmdb"))
+    assert not os.path.exists("/root/.rpmdb") or HOST_RPMDB_EXISTED
