@@ -60,8 +60,8 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
         for entry in manifest.resources:
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
-            if event.changed and not manager.noop and manager.run_cache is not None:
-                manager.run_cache.invalidate()   # any change may have changed what was cached
+            if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
+                manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             try:

@@ -130,3 +130,12 @@ def test_run_cache_loads_once_across_threads():
     cache.invalidate()
     cache.load("k", loader)
     assert calls == [1, 1]
+
+
+def test_a_failed_resource_drops_the_cached_answers_too(tmp_path):
+    names = installed(2)
+    body = packages(names[:1]) + "    - exec:\n        name: /bin/false\n" + packages(names[1:])
+    runner = RecordingRunner()
+    result, _m = run_manifest(tmp_path, body, runner)
+    assert [e.failed for e in result.events] == [False, True, False]
+    assert dpkg_calls(runner) == [list(QUERY_ALL), list(QUERY_ALL)]
