@@ -76,10 +76,10 @@ class Box:
             assert r.returncode == 0, (args, r.stdout, r.stderr)
         return r
 
-    def apply(self, resources, check=True):
+    def apply(self, resources, check=True, noop=False):
         self.ct.write("/tmp/manifest.yaml", "ccm:\n  resources:\n" + textwrap.indent(resources, "    "))
         self.ct.write(LOG, "")
-        r = self.ccm("apply", "/tmp/manifest.yaml", "--json", check=False)
+        r = self.ccm("apply", "/tmp/manifest.yaml", "--json", *(["--noop"] if noop else []), check=False)
         assert r.stdout.startswith("{"), r.stdout + r.stderr
         doc = json.loads(r.stdout)
         if check:
@@ -241,7 +241,8 @@ def test_batch_answers_equal_per_unit_answers(box):
     fixture_check("show-alias-name.txt", show(box, "ccm-alias"))
     units = ["ccm-sleep", "ccm-static", "ccm-tpl@one", "ccm-vendor", "dbus", "systemd-journald", "getty@tty1",
              "ccm-alias", "ccm-aliased"]
-    batch = box.apply("".join(service(u, "stopped") for u in units), check=False)
+    batch = box.apply("".join(service(u, "stopped") for u in units), noop=True)
+    assert [c[0] for c in box.calls()] == ["show", "is-enabled"], "is-enabled only for the alias name"
     for unit, ev in zip(units, batch):
         alone = json.loads(box.ccm("status", "service", unit, "--json").stdout)
         assert ev["status"]["metadata"] == alone, unit
