@@ -5,9 +5,9 @@ import os
 
 import pytest
 
+from ccm.apply.runcache import RunCache
 from ccm.model.errors import ProviderError
 from ccm.resources.service import host
-from ccm.apply.runcache import RunCache
 from ccm.resources.service.systemd import (PROPERTIES, SystemdFactory, SystemdProvider, parse_is_active,
                                            parse_is_enabled, parse_show)
 
