@@ -47,3 +47,9 @@ class RunCache(Protocol):
         ...
 
     def invalidate(self) -> None: ...
+
+
+class Prefetching(Protocol):
+    """The optional capability: a provider that answers ``status`` from the run's batch."""
+
+    def use_run_cache(self, cache: RunCache) -> None: ...

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.package.selection import on_path, platform_family
@@ -110,9 +110,9 @@ class AptProvider:
         self.runner = runner
         self.log = log
         self.lock = lock or package_lock()
-        self.cache: Any = None
+        self.cache: Optional[RunCache] = None
 
-    def use_run_cache(self, cache: Any) -> None:
+    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
         self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:

@@ -28,7 +28,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
@@ -108,9 +108,9 @@ class SystemdProvider:
         self.runner = runner
         self.log = log
         self.lock = lock or service_lock()
-        self.cache: Any = None
+        self.cache: Optional[RunCache] = None
 
-    def use_run_cache(self, cache: Any) -> None:
+    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
         self.cache = cache
 
     def _systemctl(self, *args: str) -> CommandResult:
