@@ -31,6 +31,7 @@ from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.lazy import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
+from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandRunner
 
@@ -135,7 +136,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
-        self.run_cache: Any = None    # the current run's RunCache (ccm.apply.runcache), else None
+        self.run_cache: Optional[RunCache] = None   # the current run's cache (ccm.apply.runcache), else None
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,
