@@ -13,7 +13,7 @@ EXIT_REJECTED = 1
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm apply", description="Apply a manifest")
-    p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
+    p.add_argument("manifest", help="local path, obj://BUCKET/KEY, or http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
@@ -59,17 +59,21 @@ def run(argv: List[str]) -> int:
                             nats_context=args.context, registration_stream=args.registration, metrics=metrics)
     if args.json:
         manager.user_log.quiet = True
-    from ccm.apply import execute, load_manifest, render_manifest
+    if args.publish_registrations:
+        from ccm.registration.publish import enable
 
-    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera)
+        enable(manager, args.publish_registrations, args.registration)
+    manifest = manager.load(args.manifest, hiera=args.hiera)
     try:
         if args.render:
+            from ccm.apply import render_manifest
+
             sys.stdout.write(render_manifest(manifest) + "\n")
             return 0
         if manifest.pre_message and not args.json:
             print()
             print(manifest.pre_message)
-        result = execute(manager, manifest, health_check_only=args.monitor_only)
+        result = manager.execute(manifest, health_check_only=args.monitor_only)
         summary = result.summary
         if args.json:
             from ccm.report import json_report

@@ -140,7 +140,7 @@ def test_bad_inputs_exit_1_without_traceback(work):
         (["hiera", "parse", "nope.yaml"], f"ccm: error: file not found: {work}/nope.yaml\n"),
         (["hiera", "parse", "h.yaml", "k"], "ccm: error: expected KEY=VALUE got 'k'\n"),
         (["hiera", "parse", "badh.yaml"], f"ccm: error: {work}/badh.yaml: hierarchy.order must be a list\n"),
-        (["hiera", "parse", "kv://B/K"], "ccm: error: kv:// sources need NATS: cannot load kv://B/K\n"),
+        (["hiera", "parse", "kv://B/K"], 'ccm: error: kv://B/K: unknown context "CCM"\n'),
     ]
     for args, stderr in cases:
         res = ccm(args, work)
@@ -238,8 +238,8 @@ def test_bad_data_and_facts_files(work):
 # --- in-process checks of the shared CLI helpers -------------------------------------
 
 from ccm.cli.common import parse_map, parse_map_item, to_json  # noqa: E402
-from ccm.gojson import json_float as go_float  # noqa: E402
 from ccm.cli.hiera_cmd import env_lines  # noqa: E402
+from ccm.gocompat.json import json_float as go_float  # noqa: E402
 from ccm.model.errors import ValidationError  # noqa: E402
 
 
