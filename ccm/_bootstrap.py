@@ -39,7 +39,7 @@ import os
 import sys
 
 try:
-    import _ccm_stub as stub  # in the zip
+    import _ccm_stub as stub  # type: ignore[import-not-found]  # in the zip
 except ImportError:  # the source tree (tests)
     from ccm import _bootstub as stub
 
@@ -81,7 +81,7 @@ _RHEL_LIKE = ("rhel", "centos", "rocky", "almalinux", "ol")
 
 def os_release(path="/etc/os-release"):
     """The KEY=value pairs of os-release (quotes removed), {} when unreadable."""
-    out = {}
+    out = {}  # type: dict
     try:
         with open(path) as fh:
             text = fh.read(65536)
@@ -194,7 +194,7 @@ def extract(target, archive_path, force=False):
         os.close(fd)
 
 
-extracted = []  # trees this process unpacked
+extracted = []  # type: list  # trees this process unpacked
 
 
 def _lock_nb(path, create):

@@ -163,7 +163,7 @@ def hold(target):
     return fd
 
 
-_held = []  # fds of in-use locks: kept open (close-on-exec) until the process exits
+_held = []  # type: list  # fds of in-use locks, kept open (close-on-exec) until exit
 
 
 def _fast_target(environ):
@@ -220,7 +220,7 @@ def main():
     if check_interpreter() is None:
         target = _fast_target(os.environ)
     if target is None:
-        import _ccm_boot  # everything else: refusal, root choice, unpacking, shiv
+        import _ccm_boot  # type: ignore[import-not-found]  # refusal, root choice, unpacking, shiv
 
         return _ccm_boot.main()
     # Bytecode goes into the tree's own __pycache__ dirs even under PYTHONDONTWRITEBYTECODE
