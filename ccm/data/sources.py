@@ -33,19 +33,11 @@ class SourceNotFound(ValidationError):
     """A plain-path source does not exist (callers may treat it as "skip")."""
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, source: str = "") -> Any:
     """Decode one YAML document with upstream's (yaml.v3) scalar rules."""
     from ccm import yamlio
 
-    return yamlio.load(text)
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if mark is not None:
-        return f"line {mark.line + 1} column {mark.column + 1}: {problem}"
-    return str(problem)
+    return yamlio.load(text, source=source)
 
 
 def parse_text(text: str, name: str) -> Any:
@@ -53,11 +45,11 @@ def parse_text(text: str, name: str) -> Any:
     try:
         if looks_like_json(text):
             return json.loads(text)
-        return load_yaml(text)
+        return load_yaml(text, name)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"failed to parse {name}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise ValidationError(f"failed to parse {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
-        raise ValidationError(f"failed to parse {name}: {_yaml_reason(exc)}") from None
+        raise ValidationError(f"failed to parse {exc}") from None
 
 
 def redact_url(url: str) -> str:
@@ -135,13 +127,11 @@ def _fetch_kv(source: str, kv_loader: Optional[KVLoader]) -> str:
 
 
 def _read_file(path: str) -> str:
+    from ccm.readfile import read_text
+
     if not os.path.exists(path):
         raise SourceNotFound(f"file not found: {path}")
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"could not read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return read_text(path, "hiera data")
 
 
 def source_name(source: str, cwd: Optional[str] = None) -> str:

@@ -98,11 +98,19 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         if not isinstance(path, str):
             raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
         full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
+        from ccm.readfile import ReadError, open_regular, read_bytes
+
         try:
-            with open(full, "rb") as handle:
-                return handle.read().decode("utf-8", "replace")
-        except OSError as err:
-            raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+            os.close(open_regular(full, "readFile"))
+        except ReadError:
+            try:
+                os.stat(full)
+            except OSError as err:
+                raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+        try:
+            return read_bytes(full, "readFile").decode("utf-8", "replace")
+        except ReadError as err:
+            raise ExprError(f'failed to read file "{path}": {err.message}') from None
 
     def jet(*args: Any) -> str:
         if len(args) not in (1, 3):
