@@ -244,7 +244,16 @@ def _ensure_dir(real_dest: str, path: str, mode: int) -> None:
     if os.path.lexists(path):
         os.unlink(path)
     os.mkdir(path, mode | 0o700)
-    os.chmod(path, mode | 0o700)
+    _chmod_dir(path, mode | 0o700)
+
+
+def _chmod_dir(path: str, mode: int) -> None:
+    """chmod through a descriptor opened without following a symlink swapped in."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _replace_with(tmp: str, path: str) -> None:
@@ -263,7 +272,7 @@ def _write_file(real_dest: str, path: str, src, mode: int) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             shutil.copyfileobj(src, out, _CHUNK)
-        os.chmod(tmp, mode)
+            os.fchmod(out.fileno(), mode)
         _replace_with(tmp, path)
     finally:
         if os.path.lexists(tmp):
@@ -371,7 +380,7 @@ def _write_members(handle, kind: str, members: Sequence[Member], dest: str,
     # Owner keeps rwx so the caller can always clean up what it extracted.
     for path, mode in reversed(dir_modes):
         if not os.path.islink(path):
-            os.chmod(path, mode | 0o700)
+            _chmod_dir(path, mode | 0o700)
     return written
 
 

@@ -11,7 +11,6 @@ import grp
 import hashlib
 import os
 import pwd
-import tempfile
 from contextlib import contextmanager
 from typing import IO, Dict, Iterator, Optional, Tuple, Union
 
@@ -134,21 +133,10 @@ def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Opti
     """Yield a binary file whose content replaces ``path`` atomically when the block ends.
 
     An exception in the block (or an OSError while finishing) leaves ``path`` untouched.
+    The work is ``ccm.fsafe.atomic_replace`` (descriptor-relative, no symlink followed);
+    ``prefix`` is kept for callers and ignored (temp names are ``fsafe.temp_name``).
     """
-    parent = os.path.dirname(path) or "/"
-    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{os.path.basename(path)}.", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        if uid is not None:
-            os.chown(tmp, uid, -1 if gid is None else gid)
-        os.chmod(tmp, mode)   # after chown, which clears setuid bits
-        os.rename(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    from ccm import fsafe
+
+    with fsafe.atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
+        yield out

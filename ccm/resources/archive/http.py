@@ -117,9 +117,11 @@ class HttpArchiveProvider:
             raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
 
     def set_ownership(self, path: str, owner: str, group: str) -> None:
+        from ccm import fsafe
+
         uid, gid = resolve_ids(owner, group)
         try:
-            os.chown(path, uid, gid, follow_symlinks=False)
+            fsafe.set_attributes(path, uid, gid, None)
         except OSError as exc:
             raise ProviderError(f"cannot chown {path}: {exc.strerror or exc}") from None
 
