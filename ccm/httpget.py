@@ -12,6 +12,7 @@ Not: a retrying or resuming client; proxies follow urllib's environment defaults
 from __future__ import annotations
 
 import base64
+import http.client
 import socket
 import ssl
 import time
@@ -23,7 +24,20 @@ from typing import IO, Mapping, Optional, Tuple
 from ccm.model.errors import CCMError
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_BYTES = 4 << 30          # archives and bundles; $CCM_MAX_DOWNLOAD_BYTES overrides
+ENV_MAX_BYTES = "CCM_MAX_DOWNLOAD_BYTES"
 _CHUNK = 1 << 16
+
+
+def download_limit() -> int:
+    import os
+
+    raw = os.environ.get(ENV_MAX_BYTES, "")
+    try:
+        value = int(raw) if raw else DEFAULT_MAX_BYTES
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+    return value if value > 0 else DEFAULT_MAX_BYTES
 
 
 class HTTPGetError(CCMError):
@@ -31,25 +45,21 @@ class HTTPGetError(CCMError):
 
 
 def redact_url(url: str) -> str:
-    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``; others unchanged."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return url if "@" not in url else "REDACTED"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urllib.parse.urlunsplit((parts.scheme, f"REDACTED@{host}", parts.path, parts.query, parts.fragment))
+    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``, from the raw text."""
+    from ccm.redact import redact_url as _redact
+
+    return _redact(url)
 
 
 def split_credentials(url: str) -> Tuple[str, str, str]:
-    """Return ``(url without user info, username, password)`` (both unquoted)."""
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url, "", ""
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    user, _, password = userinfo.partition(":")
-    clean = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    """Return ``(url without user info, username, password)`` (both unquoted).
+
+    The user info is found in the raw text (``ccm.redact.split_userinfo``), so an
+    unencoded ``#``, ``/`` or ``?`` in a password neither splits the URL nor leaks.
+    """
+    from ccm.redact import split_userinfo
+
+    clean, user, password = split_userinfo(url)
     return clean, urllib.parse.unquote(user), urllib.parse.unquote(password)
 
 
@@ -65,6 +75,8 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         new = urllib.parse.urlsplit(newurl)
         if new.scheme not in ("http", "https"):
             raise HTTPGetError(f"refusing redirect to a {new.scheme or 'relative'} URL")
+        if urllib.parse.urlsplit(req.full_url).scheme == "https" and new.scheme == "http":
+            raise HTTPGetError(f"refusing redirect from https to http ({redact_url(newurl)})")
         result = super().redirect_request(req, fp, code, msg, headers, newurl)
         if result is not None:
             old = urllib.parse.urlsplit(req.full_url)
@@ -77,8 +89,15 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 
 
 def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
-        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT) -> int:
-    """GET ``url`` and stream the body into ``out``; returns the number of bytes written."""
+        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: Optional[int] = None) -> int:
+    """GET ``url`` and stream the body into ``out``; returns the number of bytes written.
+
+    ``timeout`` is one deadline for the whole request (connect, headers, body), not per
+    read; more than ``max_bytes`` (default ``download_limit()``) or a body shorter or
+    longer than its ``Content-Length`` is an error.
+    """
+    limit = download_limit() if max_bytes is None else max_bytes
     shown = redact_url(url)
     try:
         clean, url_user, url_pass = split_credentials(url)
@@ -106,6 +125,10 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
             if status != 200:
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
             sock = _socket_of(resp)
+            declared = resp.headers.get("Content-Length")
+            expected = int(declared) if declared and declared.strip().isdigit() else None
+            if expected is not None and expected > limit:
+                raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -118,8 +141,12 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
                 chunk = resp.read1(_CHUNK)
                 if not chunk:
                     break
-                out.write(chunk)
                 total += len(chunk)
+                if total > limit:
+                    raise HTTPGetError(f"GET {shown}: body exceeds the limit of {limit} bytes")
+                out.write(chunk)
+            if expected is not None and total != expected:
+                raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
     except HTTPGetError:
         raise
     except urllib.error.HTTPError as exc:
@@ -131,8 +158,8 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
         raise HTTPGetError(f"GET {shown}: {reason}") from None
     except socket.timeout:
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-    except (OSError, ValueError) as exc:
-        raise HTTPGetError(f"GET {shown}: {exc}") from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise HTTPGetError(f"GET {shown}: {redact_url(str(exc)) or type(exc).__name__}") from None
     return total
 
 
