@@ -97,12 +97,14 @@ class HttpArchiveProvider:
             self.log.info("Archive downloaded", bytes=size)
         return size
 
-    def extract(self, path: str, parent: str, *, owner: str, group: str) -> None:
+    def extract(self, path: str, parent: str, *, owner: str, group: str,
+                limits: Optional[Mapping[str, int]] = None) -> None:
         from ccm import safe_extract
 
         uid, gid = resolve_ids(owner, group)
+        bounds = safe_extract.Limits(**dict(limits or {}))
         try:
-            safe_extract.extract(path, parent, uid=uid, gid=gid, dir_mode=EXTRACT_DIR_MODE)
+            safe_extract.extract(path, parent, uid=uid, gid=gid, dir_mode=EXTRACT_DIR_MODE, limits=bounds)
         except safe_extract.UnsafeArchive as exc:
             raise ProviderError(f"refusing to extract {path}: {exc}") from None
         except safe_extract.ArchiveError as exc:

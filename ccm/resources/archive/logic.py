@@ -91,8 +91,11 @@ class ArchiveLogic(TypeLogic):
                     username=props.get("username") or "", password=props.get("password") or "",
                     headers=props.get("headers") or {}, owner=props.get("owner"), group=props.get("group"))
             elif action == "extract":
+                from ccm.resources.archive import LIMIT_FIELDS
+
+                limits = {attr: props.get(key) for key, attr in LIMIT_FIELDS.items() if props.get(key)}
                 provider.extract(name, props.get("extract_parent"), owner=props.get("owner"),
-                                 group=props.get("group"))
+                                 group=props.get("group"), limits=limits)
             elif action == "cleanup":
                 provider.remove(name)
             elif action == "chown":
