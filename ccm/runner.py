@@ -14,6 +14,7 @@ import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ccm.log import internal
+from ccm.model.durations import clamp_timeout
 from ccm.model.runner import BASE_PATH, CommandResult
 
 log = internal("ccm.runner")
@@ -91,7 +92,7 @@ class SubprocessRunner:
             return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
         timed_out = False
         try:
-            out, err = proc.communicate(input=stdin, timeout=timeout)
+            out, err = proc.communicate(input=stdin, timeout=clamp_timeout(timeout))
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)

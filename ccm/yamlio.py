@@ -143,9 +143,14 @@ def parse_go_int(text: str) -> int:
     return sign * int(s, 0)
 
 
-def _construct_int(loader: Any, node: Any) -> int:
+def _construct_int(loader: Any, node: Any) -> Any:
     text = str(loader.construct_scalar(node))
-    return TextInt(parse_go_int(text), text)
+    if len(text) > 80:   # beyond int64/uint64 (and Python's digit limit): yaml.v3 keeps the text
+        return text
+    value = parse_go_int(text)
+    if not -(1 << 63) <= value < (1 << 64):
+        return text
+    return TextInt(value, text)
 
 
 def _construct_float(loader: Any, node: Any) -> float:

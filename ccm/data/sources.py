@@ -48,6 +48,8 @@ def parse_text(text: str, name: str) -> Any:
         raise ValidationError(f"failed to parse {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
         raise ValidationError(f"failed to parse {exc}") from None
+    except ValueError as exc:   # e.g. a number with thousands of digits
+        raise ValidationError(f"failed to parse {name}: {str(exc).split(';')[0]}") from None
 
 
 def redact_url(url: str) -> str:

@@ -94,7 +94,10 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         "WorkingDir": wd,
     }
 
-    def read_file(path: Any) -> str:
+    def read_file(*args: Any) -> str:
+        if len(args) != 1:
+            raise ExprError("readFile requires a string argument")
+        path = args[0]
         if not isinstance(path, str):
             raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
         full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
@@ -117,7 +120,7 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
             raise ExprError("jet requires 1 or 3 arguments")
         for arg in args:
             if not isinstance(arg, str):
-                raise ExprError("jet: argument(s) must be (a) string(s)")
+                raise ExprError("jet requires string arguments (a template, and optionally its two delimiters)")
         body = args[0]
         left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
         if body.endswith(".jet"):
@@ -129,10 +132,11 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         names.update(facts=env["Facts"], data=env["Data"], environ=env["Environ"])
         return render_jet(body, names, functions=names, left=left, right=right, context=env)
 
-    def template(source: Any) -> Any:
+    def template(*args: Any) -> Any:
         from ccm.templates.scan import render_typed
-        if not isinstance(source, str):
-            raise ExprError("template: argument must be a string")
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise ExprError("template requires a string argument")
+        source = args[0]
         if source.endswith(".templ"):
             return render_typed(read_file(source), env)
         if source.endswith(".jet"):
