@@ -6,13 +6,15 @@ leak in the "path". For every ``scheme://`` in the text, everything up to the la
 ``@`` of that word is the user info when it contains ``:`` or no ``/``, ``?``, ``#``;
 it becomes ``REDACTED``. Over-redacting a URL with ``@`` in its path is the accepted
 cost. ``split_userinfo`` applies the same rule to take credentials out of a URL before
-it is parsed. ``scrub`` replaces known secret values (passwords, tokens, ``@sensitive``
-data) wherever they occur.
+it is parsed. ``scrub`` replaces given secret values (passwords, tokens) wherever they
+occur; values of Hiera data marked ``# @sensitive`` are ``register``-ed when the data is
+resolved and ``scrub_known`` removes them from every output channel: the CLI's stdout and
+stderr (``install_streams``: --render, --json, logs, errors) and session event files.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterable, Tuple
+from typing import IO, Any, Iterable, Set, Tuple
 
 REDACTED = "REDACTED"
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -69,3 +71,68 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted({s for s in secrets if s and len(s) >= 3}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text
+
+
+# --- values marked ``# @sensitive`` in Hiera data -----------------------------------------
+
+_SECRETS: Set[str] = set()
+
+
+def register(value: Any) -> None:
+    """Remember every string (and number) in ``value`` as a secret for ``scrub_known``."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, (str, int, float)):
+        text = str(value)
+        if len(text) >= 3:
+            _SECRETS.add(text)
+            import json
+
+            escaped = json.dumps(text)[1:-1]
+            if escaped != text:
+                _SECRETS.add(escaped)
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            register(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            register(v)
+
+
+def known_secrets() -> Set[str]:
+    return set(_SECRETS)
+
+
+def scrub_known(text: str) -> str:
+    """``text`` with every registered secret replaced (cheap when none are registered)."""
+    if not _SECRETS or not isinstance(text, str):
+        return text
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class ScrubbingStream:
+    """A text stream whose writes pass through ``scrub_known`` (stdout, stderr)."""
+
+    def __init__(self, stream: IO[str]):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(scrub_known(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def install_streams() -> None:
+    """Route ``sys.stdout``/``sys.stderr`` through ``scrub_known`` (once per process)."""
+    import sys
+
+    if not isinstance(sys.stdout, ScrubbingStream):
+        sys.stdout = ScrubbingStream(sys.stdout)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, ScrubbingStream):
+        sys.stderr = ScrubbingStream(sys.stderr)  # type: ignore[assignment]

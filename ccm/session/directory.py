@@ -89,8 +89,10 @@ class DirectoryStore(SessionStore):
             raise SessionError(f"invalid event ID: {event.event_id!r}")
         check_store(self.directory, must_exist=True)
         name = f"{_next_order():020d}-{event.event_id}.event"
-        data = json.dumps(event.to_dict(), indent=2, ensure_ascii=False).encode("utf-8")
         from ccm import fsafe
+        from ccm.redact import scrub_known
+
+        data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
 
         try:
             with fsafe.atomic_replace(os.path.join(self.directory, name), mode=EVENT_MODE) as fh:

@@ -74,8 +74,10 @@ def validate(props: Properties) -> None:
     if not url:
         raise ValidationError("url cannot be empty", field="url")
     if not is_templated(url):
+        from ccm.redact import split_userinfo
+
         try:
-            parsed = urllib.parse.urlsplit(url)
+            parsed = urllib.parse.urlsplit(split_userinfo(url)[0])   # credentials never parsed
             parsed.port  # noqa: B018 - raises ValueError on a bad port
         except ValueError as exc:
             raise ValidationError(f"invalid url: {exc}", field="url") from None

@@ -78,7 +78,9 @@ class HttpArchiveProvider:
         parent = os.path.dirname(path) or "/"
         if not os.path.isdir(parent):
             raise ProviderError(f'download failed: "{parent}" is not a directory')
-        base = os.path.basename(urllib.parse.urlsplit(url).path) or "archive"
+        from ccm.redact import split_userinfo
+
+        base = os.path.basename(urllib.parse.urlsplit(split_userinfo(url)[0]).path) or "archive"
         try:
             with atomic_replace(path, mode=ARCHIVE_MODE, uid=uid, gid=gid, prefix=f"{base}-") as out:
                 writer = _HashingWriter(out)
