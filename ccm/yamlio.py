@@ -262,6 +262,23 @@ def load(text: Any, *, source: str = "", positions: Optional[Positions] = None) 
         raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source) from None
 
 
+def check_depth(value: Any, source: str = "") -> Any:
+    """``value`` (parsed JSON) unless it nests deeper than ``MAX_DEPTH`` (iterative walk)."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+        todo.extend((child, depth + 1) for child in children)
+    return value
+
+
 def line_of(positions: Positions, obj: Any) -> int:
     """The 1-based line where ``obj`` (a mapping or sequence from ``load``) starts, or 0."""
     return positions.get(id(obj), (0, 0))[0]

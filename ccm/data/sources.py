@@ -42,12 +42,18 @@ def parse_text(text: str, name: str) -> Any:
     """JSON when the trimmed text starts with ``{`` or ``[``, else YAML."""
     try:
         if looks_like_json(text):
-            return json.loads(text)
+            from ccm import yamlio
+
+            return yamlio.check_depth(json.loads(text), name)
         return load_yaml(text, name)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"failed to parse {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
         raise ValidationError(f"failed to parse {exc}") from None
+    except RecursionError:
+        from ccm.yamlio import MAX_DEPTH
+
+        raise ValidationError(f"failed to parse {name}: nesting deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:   # e.g. a number with thousands of digits
         raise ValidationError(f"failed to parse {name}: {str(exc).split(';')[0]}") from None
 
