@@ -126,7 +126,7 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
             sock = _socket_of(resp)
             declared = resp.headers.get("Content-Length")
-            expected = int(declared) if declared and declared.strip().isdigit() else None
+            expected = int(declared) if declared and (declared.strip().isascii() and declared.strip().isdigit()) else None
             if expected is not None and expected > limit:
                 raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
             while True:

@@ -135,7 +135,7 @@ def parse_go_int(text: str) -> int:
     if s[:1] in "+-":
         sign = -1 if s[0] == "-" else 1
         s = s[1:]
-    if len(s) > 1 and s[0] == "0" and s[1].isdigit():
+    if len(s) > 1 and s[0] == "0" and (s[1].isascii() and s[1].isdigit()):
         try:
             return sign * int(s, 8)
         except ValueError:
@@ -147,7 +147,12 @@ def _construct_int(loader: Any, node: Any) -> Any:
     text = str(loader.construct_scalar(node))
     if len(text) > 80:   # beyond int64/uint64 (and Python's digit limit): yaml.v3 keeps the text
         return text
-    value = parse_go_int(text)
+    try:
+        value = parse_go_int(text)
+    except (ValueError, IndexError):   # only reachable through an explicit !!int tag
+        line, col = _mark(node)
+        raise YAMLLoadError(f"cannot decode {text!r} as an integer", source=getattr(loader, "source", ""),
+                            line=line, column=col) from None
     if not -(1 << 63) <= value < (1 << 64):
         return text
     return TextInt(value, text)
@@ -159,9 +164,24 @@ def _construct_float(loader: Any, node: Any) -> float:
         return float("-inf") if text.startswith("-") else float("inf")
     if text.endswith("nan"):
         return float("nan")
-    return float(text)
+    try:
+        return float(text)
+    except ValueError:   # only reachable through an explicit !!float tag
+        line, col = _mark(node)
+        raise YAMLLoadError(f"cannot decode {text!r} as a float", source=getattr(loader, "source", ""),
+                            line=line, column=col) from None
 
 
+def _construct_bool(loader: Any, node: Any) -> bool:
+    text = str(loader.construct_scalar(node))
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    line, col = _mark(node)
+    raise YAMLLoadError(f"cannot decode {text!r} as a boolean", source=getattr(loader, "source", ""),
+                        line=line, column=col)
+
+
+Loader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
@@ -260,6 +280,8 @@ def load(text: Any, *, source: str = "", positions: Optional[Positions] = None) 
         raise _wrap(exc, source, text) from None
     except RecursionError:
         raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source) from None
+    except (KeyError, ValueError, TypeError, IndexError, OverflowError) as exc:  # an explicit tag's constructor
+        raise YAMLLoadError(f"cannot decode the document: {exc}", source=source) from None
 
 
 def check_depth(value: Any, source: str = "") -> Any:

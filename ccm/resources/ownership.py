@@ -55,7 +55,7 @@ _group_names: Dict[int, str] = {}
 
 
 def uid_for(owner: str) -> Optional[int]:
-    if owner.isdigit():
+    if (owner.isascii() and owner.isdigit()):
         return int(owner)
     if owner not in _uids:
         try:
@@ -66,7 +66,7 @@ def uid_for(owner: str) -> Optional[int]:
 
 
 def gid_for(group: str) -> Optional[int]:
-    if group.isdigit():
+    if (group.isascii() and group.isdigit()):
         return int(group)
     if group not in _gids:
         try:

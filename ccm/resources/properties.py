@@ -86,7 +86,7 @@ def coerce(f: Field, v: Any) -> Any:
     if kind == INT:
         if isinstance(v, int) and not isinstance(v, bool):
             return v
-        if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        if isinstance(v, str) and (v.strip().lstrip("-").isascii() and v.strip().lstrip("-").isdigit()):
             return int(v)
         raise ValidationError(f"expected an integer, got a {_type_name(v)}", field=key)
     if kind == STR_LIST:
@@ -98,7 +98,7 @@ def coerce(f: Field, v: Any) -> Any:
             v = [v]
         out = []
         for x in v:
-            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not x.lstrip("-").isdigit()):
+            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
                 raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
             out.append(int(x))
         return out

@@ -317,7 +317,7 @@ def go_sprintf(fmt: str, *args: Any) -> str:
             argi += 1
         else:
             k = i
-            while i < n and fmt[i].isdigit():
+            while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
                 i += 1
             if i > k:
                 spec.width = int(fmt[k:i])
@@ -332,7 +332,7 @@ def go_sprintf(fmt: str, *args: Any) -> str:
                 argi += 1
             else:
                 k = i
-                while i < n and fmt[i].isdigit():
+                while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
                     i += 1
                 spec.prec = int(fmt[k:i]) if i > k else 0
         if i >= n:
@@ -769,7 +769,7 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
                 raise src.error(f"malformed character constant: {text[i:j + 1]}", i)
             tok = _Tok("number", ord(body), i, j + 1, spaced)
             i = j + 1
-        elif c.isdigit() or (c in "+-." and i + 1 < n and text[i + 1].isdigit()):
+        elif (c.isascii() and c.isdigit()) or (c in "+-." and i + 1 < n and (text[i + 1].isascii() and text[i + 1].isdigit())):
             j = i + 1
             while j < n and (text[j].isalnum() or text[j] in "._" or
                              (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):

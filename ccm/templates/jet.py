@@ -159,19 +159,19 @@ def _scan_number(text: str, i: int) -> int:
             j += 1
         return j
     j = i
-    while j < n and (text[j].isdigit() or text[j] == "_"):
+    while j < n and ((text[j].isascii() and text[j].isdigit()) or text[j] == "_"):
         j += 1
-    if j < n and text[j] == "." and j + 1 < n and text[j + 1].isdigit():
+    if j < n and text[j] == "." and j + 1 < n and (text[j + 1].isascii() and text[j + 1].isdigit()):
         j += 1
-        while j < n and text[j].isdigit():
+        while j < n and (text[j].isascii() and text[j].isdigit()):
             j += 1
     if j < n and text[j] in "eE":
         k = j + 1
         if k < n and text[k] in "+-":
             k += 1
-        if k < n and text[k].isdigit():
+        if k < n and (text[k].isascii() and text[k].isdigit()):
             j = k
-            while j < n and text[j].isdigit():
+            while j < n and (text[j].isascii() and text[j].isdigit()):
                 j += 1
     return j
 
@@ -224,7 +224,7 @@ def _tokenize_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[
                 raise src.parse_error(f"malformed character constant: {text[i:j + 1]}", i)
             toks.append(_Tok(_NUM, ord(body), i))
             i = j + 1
-        elif c.isdigit():
+        elif (c.isascii() and c.isdigit()):
             j = _scan_number(text, i)
             lit = text[i:j].replace("_", "")
             try:
