@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts bench clean
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-reliability test-reliability-ci bench clean
 
 all: pyz
 
@@ -59,6 +59,17 @@ test-sysv: $(STAMP)
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz
 	CCM_TEST_PYZ=$(CURDIR)/dist/ccm.pyz $(VPY) -m pytest -q -rs -p no:xdist -m hosts tests/hosts
+
+# The standing hostile-input suite (issue 15): bad-input catalogue, 100 kill -9 trials,
+# seeded fuzzing, hostile archives/HTTP, canaries, permissions (as root also as nobody,
+# with fs.protected_* at 0). About 20 minutes on 2 cores; the ci variant about 3.
+test-reliability: pyz
+	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-100} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-2000} \
+	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
+
+test-reliability-ci: $(STAMP)
+	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-8} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-150} \
+	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m reliability tests/reliability
 
 bench: pyz
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

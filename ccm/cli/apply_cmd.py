@@ -57,6 +57,8 @@ def run(argv: List[str]) -> int:
         parent = os.path.dirname(os.path.abspath(args.metrics_file))
         if not os.path.isdir(parent):
             raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} is not writable")
         from ccm.metrics import Metrics
 
         metrics = Metrics()

@@ -46,6 +46,20 @@ def nobody() -> pwd.struct_passwd:
         pytest.skip("no 'nobody' user on this host")
 
 
+@pytest.fixture
+def public_tmp() -> Iterator[str]:
+    """A 0755 scratch directory under /tmp (pytest's own tmp_path is 0700, closed to nobody)."""
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="ccm-rel-", dir="/tmp")
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def drop_to(user: pwd.struct_passwd) -> None:
     """In a forked child: become ``user`` for good."""
     os.setgroups([])
