@@ -142,8 +142,13 @@ def _apply(fd: int, uid: Optional[int], gid: Optional[int], mode: Optional[int])
         os.fchmod(fd, mode)  # after chown, which clears setuid bits
 
 
-def ensure_directory(path: str, mode: int, uid: Optional[int], gid: Optional[int]) -> None:
-    """Create ``path`` as a directory (a symlink there is replaced) and set its attributes."""
+def ensure_directory(path: str, mode: Optional[int], uid: Optional[int], gid: Optional[int], *,
+                     create_mode: int = 0o700) -> None:
+    """Create ``path`` as a directory (a symlink there is replaced) and set its attributes.
+
+    A new directory is made with ``create_mode`` (under the umask); ``mode``, ``uid`` and
+    ``gid`` are then applied through a descriptor (None leaves that attribute alone).
+    """
     with parent_of(path, create=True) as (dfd, name):
         try:
             st: Optional[os.stat_result] = os.lstat(name, dir_fd=dfd)
@@ -154,7 +159,7 @@ def ensure_directory(path: str, mode: int, uid: Optional[int], gid: Optional[int
             st = None
         if st is None:
             try:
-                os.mkdir(name, 0o700, dir_fd=dfd)
+                os.mkdir(name, create_mode, dir_fd=dfd)
             except FileExistsError:
                 pass
         try:
