@@ -30,14 +30,9 @@ _CHUNK = 1 << 16
 
 
 def download_limit() -> int:
-    import os
+    from ccm.readfile import env_limit
 
-    raw = os.environ.get(ENV_MAX_BYTES, "")
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_BYTES
-    except ValueError:
-        return DEFAULT_MAX_BYTES
-    return value if value > 0 else DEFAULT_MAX_BYTES
+    return env_limit(ENV_MAX_BYTES, DEFAULT_MAX_BYTES)
 
 
 class HTTPGetError(CCMError):

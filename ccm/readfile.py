@@ -24,13 +24,18 @@ class ReadError(ValidationError):
     """A document could not be read: missing, not a regular file, too large, not UTF-8."""
 
 
-def document_limit() -> int:
-    raw = os.environ.get(ENV_LIMIT, "")
+def env_limit(name: str, default: int) -> int:
+    """A positive integer from environment variable ``name``, else ``default``."""
+    raw = os.environ.get(name, "")
     try:
-        value = int(raw) if raw else DEFAULT_LIMIT
+        value = int(raw) if raw else default
     except ValueError:
-        return DEFAULT_LIMIT
-    return value if value > 0 else DEFAULT_LIMIT
+        return default
+    return value if value > 0 else default
+
+
+def document_limit() -> int:
+    return env_limit(ENV_LIMIT, DEFAULT_LIMIT)
 
 
 def _too_large(what: str, path: str, limit: int) -> ReadError:

@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Optional
 import pytest
 
 from tests.reliability.cli import ccm
+from tests.reliability.test_yaml_bounds import _bomb as bomb
 
 pytestmark = pytest.mark.reliability
 
@@ -62,15 +63,6 @@ def file_res(**kw) -> str:
     vals = dict(name="/tmp/ccm-catalogue-never", ensure="present", content="x", owner="root", mode="0644")
     vals.update(kw)
     return FILE_RES.format(**vals)
-
-
-def bomb(levels: int = 9) -> str:
-    text = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
-    prev = "a"
-    for name in "bcdefghijklm"[:levels - 1]:
-        text += f"{name}: &{name} [" + ",".join(["*" + prev] * 9) + "]\n"
-        prev = name
-    return text
 
 
 YAML_SYNTAX = {
