@@ -133,6 +133,6 @@ def install_streams() -> None:
     import sys
 
     if not isinstance(sys.stdout, ScrubbingStream):
-        sys.stdout = ScrubbingStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = ScrubbingStream(sys.stdout)
     if not isinstance(sys.stderr, ScrubbingStream):
-        sys.stderr = ScrubbingStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = ScrubbingStream(sys.stderr)

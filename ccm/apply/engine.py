@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import List, Optional
 
 from ccm.apply.manifest import MAX_DEPTH, Manifest
+from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.model.manager import RunManager, UserLog
 from ccm.report import log_event
 from ccm.resources import base
 
@@ -31,8 +33,8 @@ class ExecutionResult:
         return any(e.changed for e in self.events)
 
 
-def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
-            user_log: Any = None) -> ExecutionResult:
+def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
+            user_log: Optional[UserLog] = None) -> ExecutionResult:
     if manager.noop and health_check_only:
         raise CCMError("cannot set healthcheck only and noop mode at the same time")
     if manager.depth >= MAX_DEPTH:
@@ -50,12 +52,17 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
+    saved_cache = manager.run_cache
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
+    if not nested:   # prefetching providers batch their status queries through it
+        manager.run_cache = RunCache.for_manifest(manifest)
     try:
         for entry in manifest.resources:
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
+            if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
+                manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             try:
@@ -73,6 +80,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
     finally:
         manager.user_log = saved_log
         manager.health_check_only = saved_hc
+        manager.run_cache = saved_cache
         manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
     result.summary = manager.session.summary()
     return result

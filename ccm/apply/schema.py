@@ -71,13 +71,17 @@ def _placeholders(value: Any, env_entries: bool = False) -> Any:
     return value
 
 
-def _resource_doc(type_name: str, props: Mapping[str, Any]) -> Dict[str, Any]:
+def _resource_doc(spec: Any, props: Mapping[str, Any]) -> Dict[str, Any]:
+    """A resource as the schema sees it: still-templated strings become placeholders,
+    except where the type's ``deferred_placeholders`` says otherwise ("keep": the value
+    as written; "env": ``K=V`` entries)."""
     out: Dict[str, Any] = {}
     for k, v in props.items():
-        if k in _NOT_TEMPLATED or (type_name == "scaffold" and k == "data"):
+        mode = spec.deferred_placeholders.get(k, "")
+        if k in _NOT_TEMPLATED or mode == "keep":
             out[k] = v
         else:
-            out[k] = _placeholders(v, env_entries=(type_name == "exec" and k == "environment"))
+            out[k] = _placeholders(v, env_entries=mode == "env")
     return out
 
 
@@ -97,7 +101,7 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
         seen: Dict[str, Any] = {}
         docs = []
         for e in entries:
-            doc = _resource_doc(e.props.type_name, e.props.to_dict())
+            doc = _resource_doc(e.spec, e.props.to_dict())
             key = _shape_key(e.props.type_name, doc)
             if key not in seen:
                 seen[key] = e
@@ -108,8 +112,8 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
     else:
         ccm_doc["resources"] = ccm_block.get("resources")
     synthetic["ccm"] = ccm_doc
-    key = _verdict_key(synthetic)
-    if key is not None and key in _known_valid():
+    verdict = _verdict_key(synthetic)
+    if verdict is not None and verdict in _known_valid():
         return
     validator = _validator("manifest.json")
     errors = sorted(validator.iter_errors(synthetic), key=lambda e: list(e.absolute_path))
@@ -117,8 +121,8 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
         err = errors[0]
         where = _describe(list(err.absolute_path), checked)
         raise ManifestError(f"{path}: schema validation failed at {where}: {err.message}")
-    if key is not None:
-        _remember_valid(key)
+    if verdict is not None:
+        _remember_valid(verdict)
 
 
 # --- verdict cache -------------------------------------------------------------------------

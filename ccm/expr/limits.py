@@ -23,10 +23,11 @@ import signal
 import threading
 from typing import Any, Optional
 
-try:  # Python 3.11+ moved the parser
-    import re._parser as _sre_parse  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - 3.9, 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+import importlib
+import sys
+
+# Python 3.11+ moved the regex parser (and deprecated the old name)
+_sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
 from ccm.expr.errors import ExprError
 

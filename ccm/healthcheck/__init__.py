@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.events import CRITICAL, OK, STATUS_NAMES, UNKNOWN, HealthCheckResult
+
+if TYPE_CHECKING:
+    from ccm.model.manager import RunManager
 
 __all__ = ["run_checks", "run_check", "CheckSpec"]
 
@@ -48,7 +51,7 @@ def _has_template(value: Any) -> bool:
 class _Renderer:
     """Renders check text through ccm's templates; the environment is built on first use."""
 
-    def __init__(self, manager: Any):
+    def __init__(self, manager: "RunManager"):
         self._manager = manager
         self._env: Optional[Mapping[str, Any]] = None
 
@@ -73,9 +76,8 @@ class _Renderer:
             return value
         from ccm import templates
 
-        render = getattr(templates, "render_typed", None) or templates.render_string
         try:
-            return render(value, self.env)
+            return templates.render_typed(value, self.env)
         except Exception as exc:
             raise CheckError(f"rendering {where}: {exc}") from None
 
@@ -133,26 +135,11 @@ class _Outcome:
     report: Any = None              # GossReport for goss
 
 
-def _nagios_attempt(manager: Any, spec: CheckSpec) -> _Outcome:
+def _nagios_attempt(manager: "RunManager", spec: CheckSpec) -> _Outcome:
     from ccm.healthcheck import nagios
 
     att = nagios.run_once(manager.runner, spec.command, spec.timeout_s)
     return _Outcome(att.status, att.output, att.error, nagios.summary_line(att.output))
-
-
-def _provider_status(manager: Any, type_name: str, name: str) -> Any:
-    """Status of ``type_name`` ``name`` through ccm's own provider for this host."""
-    from ccm.model.resource import COMMON_FIELDS, Properties
-
-    try:
-        spec = manager.registry.spec(type_name)
-        fields, ensure = spec.all_fields, spec.default_ensure or ""
-    except Exception:
-        fields, ensure = COMMON_FIELDS, ""
-    props = Properties(type_name, {"name": name, "ensure": ensure}, fields)
-    factory = manager.registry.select(type_name, manager.facts(), props)
-    provider = factory.new(manager.runner, manager.user_log)
-    return provider.status(name)
 
 
 def _goss_rules(spec: CheckSpec, renderer: _Renderer) -> Dict[str, Any]:
@@ -171,11 +158,11 @@ def _goss_rules(spec: CheckSpec, renderer: _Renderer) -> Dict[str, Any]:
         raise CheckError(str(exc)) from None
 
 
-def _goss_attempt(manager: Any, spec: CheckSpec, rules: Dict[str, Any]) -> _Outcome:
+def _goss_attempt(manager: "RunManager", spec: CheckSpec, rules: Dict[str, Any]) -> _Outcome:
     from ccm.healthcheck.goss.evaluate import GossContext, evaluate
 
     ctx = GossContext(runner=manager.runner,
-                      provider_status=lambda t, n: _provider_status(manager, t, n))
+                      provider_status=manager.status)
     report = evaluate(rules, ctx)
     failed = report.failed
     status = CRITICAL if failed else OK
@@ -187,7 +174,7 @@ def _goss_attempt(manager: Any, spec: CheckSpec, rules: Dict[str, Any]) -> _Outc
 
 # --- the check loop -------------------------------------------------------------------------
 
-def run_check(manager: Any, props: Any, check: Mapping[str, Any], user_log: Any,
+def run_check(manager: "RunManager", props: Any, check: Mapping[str, Any], user_log: Any,
               sleep: Callable[[float], None] = time.sleep) -> Tuple[HealthCheckResult, Optional[str]]:
     """Run one check with its retries. Returns its result and the event error (if any)."""
     from ccm.model.durations import go_duration
@@ -270,7 +257,7 @@ def _log_goss(log: Any, report: Any, final: bool) -> None:
         log.debug("Health check passed", result=report.summary, msg=report.summary)
 
 
-def run_checks(manager: Any, props: Any, checks: List[Mapping[str, Any]],
+def run_checks(manager: "RunManager", props: Any, checks: List[Mapping[str, Any]],
                user_log: Any) -> Tuple[List[HealthCheckResult], List[str]]:
     """Run every check in order; one result per check, one error per non-OK check."""
     results: List[HealthCheckResult] = []

@@ -131,16 +131,10 @@ def prepare(values: Dict[str, Any]) -> None:
         values["checksum"] = checksum.strip().lower()
 
 
-def _logic():
-    from ccm.resources.archive.logic import ArchiveLogic
-
-    return ArchiveLogic()
-
-
 TYPE = TypeSpec(
     name="archive",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.archive.logic:ArchiveLogic",
     providers={"http": "ccm.resources.archive.http:HttpFactory"},
     validate=validate,
     prepare=prepare,
@@ -148,4 +142,6 @@ TYPE = TypeSpec(
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),
+    cli_help="Download and extract an archive",
+    cli_flags="ccm.cli.ensure_extra:ARCHIVE",
 )

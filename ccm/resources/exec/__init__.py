@@ -73,22 +73,19 @@ def validate(props: Properties) -> None:
             raise ValidationError(f'invalid environment variable "{entry}": empty value', field="environment")
 
 
-def _logic():
-    from ccm.resources.exec.logic import ExecLogic
-
-    return ExecLogic()
-
-
 TYPE = TypeSpec(
     name="exec",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.exec.logic:ExecLogic",
     providers={"posix": "ccm.resources.exec.providers:PosixFactory",
                "shell": "ccm.resources.exec.providers:ShellFactory"},
     validate=validate,
     default_ensure="present",
     supports_status=False,
+    deferred_placeholders={"environment": "env"},
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),
+    cli_help="Run a command",
+    cli_flags="ccm.cli.ensure_cmd:EXEC",
 )

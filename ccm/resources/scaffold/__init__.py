@@ -60,18 +60,15 @@ def validate(props: Properties) -> None:
                 raise ValidationError(f'post value for key "{key}" cannot be empty', field="post")
 
 
-def _logic():
-    from ccm.resources.scaffold.logic import ScaffoldLogic
-
-    return ScaffoldLogic()
-
-
 TYPE = TypeSpec(
     name="scaffold",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.scaffold.logic:ScaffoldLogic",
     providers={"choria": "ccm.resources.scaffold.choria:ChoriaFactory"},
     validate=validate,
     prepare=prepare,
     supports_status=False,   # `ccm status scaffold` -> "unsupported resource type"
+    deferred_placeholders={"data": "keep"},
+    cli_help="Render a template directory",
+    cli_flags="ccm.cli.ensure_extra:SCAFFOLD",
 )
