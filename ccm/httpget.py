@@ -15,11 +15,12 @@ import base64
 import http.client
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Mapping, Optional, Protocol, Tuple
+from typing import List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 
@@ -116,12 +117,13 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
             request.add_header("Authorization", basic_auth(url_user, url_pass))
     for key, value in explicit.items():
         request.add_header(key, value)
-    opener = urllib.request.build_opener(
-        urllib.request.HTTPSHandler(context=ssl.create_default_context()), _Redirects())
+    watchdog = _Watchdog(timeout)
+    opener = urllib.request.build_opener(_WatchedHTTP(watchdog),
+                                         _WatchedHTTPS(watchdog, ssl.create_default_context()), _Redirects())
     deadline = time.monotonic() + timeout
     total = 0
     try:
-        with opener.open(request, timeout=timeout) as resp:
+        with watchdog, opener.open(request, timeout=timeout) as resp:
             status = resp.getcode()
             if status != 200:
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
@@ -140,6 +142,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
                     except OSError:
                         sock = None
                 chunk = resp.read1(_CHUNK)
+                if watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
+                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
                 if not chunk:
                     break
                 total += len(chunk)
@@ -150,6 +154,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
                 raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
     except HTTPGetError:
         raise
+    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():
+        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except urllib.error.HTTPError as exc:
         raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
     except urllib.error.URLError as exc:
@@ -162,6 +168,73 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise HTTPGetError(f"GET {shown}: {redact_url(str(exc)) or type(exc).__name__}") from None
     return total
+
+
+class _Watchdog:
+    """One deadline for connect, headers and body: when it passes, every socket the request
+    opened (redirects included) is shut down, so a server dripping its headers cannot hold
+    the request open with per-read timeouts."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.sockets: List[socket.socket] = []
+        self.fired = False
+        self._timer: Optional[threading.Timer] = None
+
+    def watch(self, sock: Optional[socket.socket]) -> None:
+        if sock is not None:
+            self.sockets.append(sock)
+
+    def _fire(self) -> None:
+        self.fired = True
+        for sock in self.sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer = threading.Timer(self.timeout, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, watchdog: _Watchdog):
+        super().__init__()
+        self.watchdog = watchdog
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        dog = self.watchdog
+
+        class Conn(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                dog.watch(self.sock)
+
+        return self.do_open(Conn, req)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, watchdog: _Watchdog, context: ssl.SSLContext):
+        super().__init__(context=context)
+        self.watchdog = watchdog
+        self.context = context
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        dog = self.watchdog
+
+        class Conn(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                dog.watch(self.sock)
+
+        return self.do_open(Conn, req, context=self.context)
 
 
 def _socket_of(resp) -> Optional[socket.socket]:

@@ -66,6 +66,11 @@ class HostileServer:
                 for _ in range(1000):
                     conn.sendall(b"a")
                     time.sleep(0.3)
+            elif route == "/slowheaders":
+                conn.sendall(b"HTTP/1.0 200 OK\r\n")
+                for i in range(1000):
+                    conn.sendall(f"X-Drip-{i}: a\r\n".encode())
+                    time.sleep(0.3)
             elif route == "/short":
                 conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n" + b"a: 1\n" * 10)
             elif route == "/long":

@@ -44,6 +44,14 @@ def test_slow_body_hits_the_overall_deadline(servers):
     assert time.monotonic() - start < 4
 
 
+def test_dripping_headers_hit_the_overall_deadline(servers):
+    a, _ = servers
+    start = time.monotonic()
+    with pytest.raises(httpget.HTTPGetError, match="timed out after 1.5s"):
+        _get(a.base + "/slowheaders", timeout=1.5)
+    assert time.monotonic() - start < 4
+
+
 @pytest.mark.parametrize("path, got, declared", [("/short", 50, 100), ("/long", 10, 10)])
 def test_wrong_length_is_an_error_not_a_truncated_file(servers, path, got, declared):
     a, _ = servers
