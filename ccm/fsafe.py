@@ -28,7 +28,7 @@ RUN_START = time.time()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_HOPS = 40
 _TEMP = re.compile(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
-_swept: Set[Tuple[int, int]] = set()
+_swept: Set[Tuple[int, int, str]] = set()
 
 
 def temp_name(name: str) -> str:
@@ -109,13 +109,19 @@ def parent_of(path: str, *, create: bool = False) -> Iterator[Tuple[int, str]]:
         os.close(dfd)
 
 
-def sweep_stale(dfd: int) -> None:
-    """Once per run and directory: remove our temp files left by an earlier, killed run."""
+def sweep_stale(dfd: int, *, prefix: Optional[str] = None) -> None:
+    """Once per run and directory: remove our leftovers of an earlier, killed run.
+
+    Temp files (``temp_name``) by default; with ``prefix``, directories named so (the
+    extraction staging dirs). Only entries we own and older than this process go.
+    """
+    import shutil
+
     try:
         st = os.fstat(dfd)
     except OSError:
         return
-    key = (st.st_dev, st.st_ino)
+    key = (st.st_dev, st.st_ino, prefix or "")
     if key in _swept:
         return
     _swept.add(key)
@@ -125,12 +131,16 @@ def sweep_stale(dfd: int) -> None:
     except OSError:
         return
     for name in names:
-        if not _TEMP.match(name):
+        if not (name.startswith(prefix) if prefix else _TEMP.match(name)):
             continue
         try:
             est = os.lstat(name, dir_fd=dfd)
-            if est.st_uid == me and stat.S_ISREG(est.st_mode) and est.st_mtime < RUN_START:
+            if est.st_uid != me or est.st_mtime >= RUN_START:
+                continue
+            if prefix is None and stat.S_ISREG(est.st_mode):
                 os.unlink(name, dir_fd=dfd)
+            elif prefix is not None and stat.S_ISDIR(est.st_mode):
+                shutil.rmtree(os.path.join(f"/proc/self/fd/{dfd}", name), ignore_errors=True)
         except OSError:
             continue
 

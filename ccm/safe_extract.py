@@ -430,23 +430,16 @@ def _declared_size(m: Member) -> int:
 
 
 def _sweep_stale(dest: str) -> None:
-    from ccm.fsafe import RUN_START
+    from ccm import fsafe
 
-    me = os.geteuid()
     try:
-        names = os.listdir(dest)
+        fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return
-    for name in names:
-        if not name.startswith(_TEMP_PREFIX):
-            continue
-        path = os.path.join(dest, name)
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == me and st.st_mtime < RUN_START:
-            shutil.rmtree(path, ignore_errors=True)
+    try:
+        fsafe.sweep_stale(fd, prefix=_TEMP_PREFIX)
+    finally:
+        os.close(fd)
 
 
 def _check_conflicts(members: Sequence[Member], dest: str) -> None:
