@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts bench clean
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-concurrency bench clean
 
 all: pyz
 
@@ -55,6 +55,10 @@ test-apt: $(STAMP)
 
 test-sysv: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m sysv tests
+
+# Operator safety: many concurrent apply pairs on one session store (CCM_CONCURRENT_PAIRS, default 30; ~1 min).
+test-concurrency: $(STAMP)
+	$(VPY) -m pytest -q -p no:xdist -m reliability tests/operator
 
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz

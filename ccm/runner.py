@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from ccm.log import internal
 from ccm.model.runner import BASE_PATH, CommandResult
@@ -22,6 +23,21 @@ log = internal("ccm.runner")
 # Go's wording for the common signals ("signal: killed"), which users grep logs for.
 _SIGNAL_TEXT = {signal.SIGKILL: "killed", signal.SIGTERM: "terminated", signal.SIGINT: "interrupt",
                 signal.SIGHUP: "hangup", signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "aborted"}
+
+
+# Process groups of the commands running now, so an interrupted run can stop them all.
+_running: Set[int] = set()
+_running_guard = threading.Lock()
+
+
+def stop_running_commands(sig: int = signal.SIGTERM) -> None:
+    """Send ``sig`` to the whole process group of every command running now (signal-safe:
+    no allocation-heavy work, no locks another thread could hold for long)."""
+    for pgid in list(_running):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def child_environment(env: Optional[Mapping[str, str]] = None, path: Optional[str] = None) -> Dict[str, str]:
@@ -71,6 +87,10 @@ class SubprocessRunner:
         else:
             child_env = child_environment(env, path)
         started = time.monotonic_ns()
+        from ccm import interrupt
+
+        if interrupt.received() is not None:
+            return CommandResult(argv=list(argv), exit_code=-1, error=f"not started: {interrupt.message()}")
         if not argv:
             return CommandResult(argv=[], exit_code=-1, error="empty command")
         exe = which(argv[0], child_env.get("PATH", BASE_PATH))
@@ -90,15 +110,27 @@ class SubprocessRunner:
         except OSError as exc:
             return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
         timed_out = False
+        with _running_guard:
+            _running.add(proc.pid)
         try:
+            if interrupt.received() is not None:   # the signal came while we were starting it
+                stop_running_commands(signal.SIGTERM)
             out, err = proc.communicate(input=stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)
             out, err = proc.communicate()
+        finally:
+            with _running_guard:
+                _running.discard(proc.pid)
         duration = time.monotonic_ns() - started
+        if interrupt.received() is not None:
+            self._kill_group(proc)   # nothing of its group may outlive the interrupted run
         stdout = out.decode("utf-8", "replace")
         stderr = err.decode("utf-8", "replace")
+        if interrupt.received() is not None:
+            return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
+                                 error=interrupt.message(), duration_ns=duration)
         if timed_out:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
                                  error=f"command timed out after {timeout:g}s and was killed",

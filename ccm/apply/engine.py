@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, List
 
+from ccm import interrupt
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
@@ -21,6 +22,7 @@ class ExecutionResult:
     events: List[TransactionEvent] = field(default_factory=list)
     summary: SessionSummary = field(default_factory=SessionSummary)
     terminated: bool = False
+    interrupted: bool = False   # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
 
     @property
     def failed(self) -> bool:
@@ -54,8 +56,15 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
     manager.health_check_only = health_check_only or saved_hc
     try:
         for entry in manifest.resources:
+            if interrupt.received() is not None:   # no later resource starts
+                result.interrupted = True
+                break
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
+            if interrupt.received() is not None:
+                result.interrupted = True
+                if not any(interrupt.message() in e for e in event.errors):
+                    event.fail(interrupt.message())
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             try:
@@ -66,6 +75,9 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
             if publish is not None:
                 publish(event, props)
             result.events.append(event)
+            if result.interrupted:
+                ulog.warn("Terminating manifest execution", reason=interrupt.message())
+                break
             if not health_check_only and manifest.fail_on_error and event.failed:
                 ulog.warn("Terminating manifest execution due to failed resource")
                 result.terminated = True

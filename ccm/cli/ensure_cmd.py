@@ -285,9 +285,17 @@ def run(argv: List[str]) -> int:
     raw.update(_common_props(args))
     manager = _manager(args)
     props = prepare(manager, type_name, raw)
-    event = manager.apply_resource(props)
-    manager.record(event)
-    manager.log_event(event)
+    from ccm import interrupt
+
+    with interrupt.guard():
+        event = manager.apply_resource(props)
+        if interrupt.received() is not None and not any(interrupt.message() in e for e in event.errors):
+            event.fail(interrupt.message())
+        manager.record(event)
+        manager.log_event(event)
+        if interrupt.received() is not None:
+            sys.stderr.write(f"ccm: {interrupt.message()}\n")
+            return interrupt.exit_code()
     return 1 if event.failed else 0
 
 
