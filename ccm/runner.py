@@ -80,6 +80,20 @@ class SubprocessRunner:
             path: Optional[str] = None, secrets: Sequence[str] = (),
             stdin: Optional[bytes] = None, inherit_env: bool = False) -> CommandResult:
         all_secrets = self.secrets + list(secrets)
+        result = self._run(argv, cwd=cwd, env=env, timeout=timeout, path=path, all_secrets=all_secrets,
+                           stdin=stdin, inherit_env=inherit_env)
+        result.redactions = tuple(s for s in all_secrets if s)
+        if result.stdout or result.stderr:
+            # the full output: at --info when the command failed, else at --debug
+            emit = log.info if not result.ok else log.debug
+            emit("command output", extra={"kv": {
+                "command": " ".join(redact(argv, all_secrets)), "exitcode": result.exit_code,
+                "stderr": result.redacted(result.stderr), "stdout": result.redacted(result.stdout)}})
+        return result
+
+    def _run(self, argv: Sequence[str], *, cwd: Optional[str], env: Optional[Mapping[str, str]],
+             timeout: Optional[float], path: Optional[str], all_secrets: List[str],
+             stdin: Optional[bytes], inherit_env: bool) -> CommandResult:
         shown = " ".join(redact(argv, all_secrets))
         if inherit_env:
             child_env = dict(os.environ)
