@@ -104,16 +104,16 @@ def apply(mgr, **values):
 def test_content_file_lifecycle(tmp_path):
     mgr = fakes.manager(working_dir=str(tmp_path))
     target = tmp_path / "motd"
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="640")
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="640")
     assert not ev.failed and ev.changed, ev.errors
-    assert target.read_text() == "hello <nil>\n"
+    assert target.read_text() == "hello world\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert ev.status.metadata["mode"] == "0640"
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="0640")
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="0640")
     assert not ev.changed and not ev.failed, "644-style and 0644-style modes must converge"
     target.write_text("tampered")
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="0640")
-    assert ev.changed and target.read_text() == "hello <nil>\n"
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="0640")
+    assert ev.changed and target.read_text() == "hello world\n"
     assert [p.name for p in tmp_path.iterdir()] == ["motd"], "no temp files left behind"
     ev = apply(mgr, name=str(target), ensure="absent")
     assert ev.changed and not target.exists()
