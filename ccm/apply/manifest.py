@@ -293,41 +293,54 @@ def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
     return out
 
 
-def check_references(entries: List[Optional[ResourceEntry]], session: Any) -> List[str]:
+def check_references(entries: List[Optional[ResourceEntry]], session: Any,
+                     flat: Optional[List[Tuple[int, str, Dict[str, Any]]]] = None) -> List[str]:
     """A ``require``/``subscribe`` must name a resource declared earlier in the manifest,
-    unless the session store in use already holds it (shell sessions, nested applies)."""
+    unless the session store in use already holds it (shell sessions, nested applies).
+    Resources rejected for other reasons (``None`` entries) still count as declared, under
+    their raw name from ``flat``, so one mistake is not reported twice."""
     from ccm.model.errors import did_you_mean
 
-    declared: List[Tuple[str, str, str]] = []   # (type, name, alias) in declaration order
-    later: Dict[str, int] = {}
-    for entry in entries:
+    def ids(i: int, entry: Optional[ResourceEntry]) -> Tuple[str, str, str]:
         if entry is not None:
-            for key in (entry.props.name, entry.props.alias):
-                if key:
-                    later.setdefault(f"{entry.props.type_name}#{key}", entry.index)
+            return entry.props.type_name, entry.props.name, entry.props.alias
+        if flat is not None and i < len(flat):
+            raw = flat[i][2]
+            return flat[i][1], str(raw.get("name") or ""), str(raw.get("alias") or "")
+        return "", "", ""
+
+    later: Dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        t, n, a = ids(i, entry)
+        index = entry.index if entry is not None else (flat[i][0] if flat is not None and i < len(flat) else 0)
+        for key in (n, a):
+            if t and key:
+                later.setdefault(f"{t}#{key}", index)
+    declared: List[Tuple[str, str, str]] = []   # (type, name, alias) in declaration order
     problems: List[str] = []
-    for entry in entries:
-        if entry is None:
-            continue
-        for key, ref in _ref_fields(entry.props):
-            if not isinstance(ref, str) or is_templated(ref) or "#" not in ref:
-                continue
-            t, n = ref.split("#", 1)
-            if any(t == dt and n in (dn, da) for dt, dn, da in declared):
-                continue
-            try:
-                if session is not None and session.events_for(t, n):
+    for i, entry in enumerate(entries):
+        if entry is not None:
+            for key, ref in _ref_fields(entry.props):
+                if not isinstance(ref, str) or is_templated(ref) or "#" not in ref:
                     continue
-            except Exception:
-                pass
-            message = (f"invalid manifest resource {entry.index} ({entry.label}): {key}: {ref!r} names a resource "
-                       f"not declared earlier in this manifest")
-            if ref in later and later[ref] >= entry.index:
-                message += f" (it is declared later, as resource {later[ref]}: move it before this one)"
-            else:
-                message += did_you_mean(ref, [f"{dt}#{dn}" for dt, dn, _ in declared])
-            problems.append(message)
-        declared.append((entry.props.type_name, entry.props.name, entry.props.alias))
+                t, n = ref.split("#", 1)
+                if any(t == dt and n in (dn, da) for dt, dn, da in declared):
+                    continue
+                try:
+                    if session is not None and session.events_for(t, n):
+                        continue
+                except Exception:
+                    pass
+                message = (f"invalid manifest resource {entry.index} ({entry.label}): {key}: {ref!r} names a "
+                           f"resource not declared earlier in this manifest")
+                if ref in later and later[ref] >= entry.index:
+                    message += f" (it is declared later, as resource {later[ref]}: move it before this one)"
+                else:
+                    close = did_you_mean(n, [dn for dt, dn, _ in declared if dt == t])
+                    if close:
+                        message += close.replace("`", f"`{t}#", 1)
+                problems.append(message)
+        declared.append(ids(i, entry))
     return problems
 
 
@@ -415,7 +428,7 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
             raise ManifestError(_in_file(path, str(exc))) from None
         entries, problems = build_entries(manager, flat, env)
         problems += check_duplicates(entries, flat, text_of_document)
-        problems += check_references(entries, manager.session)
+        problems += check_references(entries, manager.session, flat)
         if problems:
             raise ManifestProblems([_in_file(path, p) for p in problems])
         if deny_apply and any(e.props.type_name == "apply" for e in entries):
