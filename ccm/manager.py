@@ -72,6 +72,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: list = []   # manifest paths from the top-level run to the current one
+        self.show_diff = False        # noop: print a unified diff of each file content change
 
     # --- facts and data ----------------------------------------------------------------
 

@@ -33,6 +33,28 @@ class ExecutionResult:
         return any(e.changed for e in self.events)
 
 
+DIFF_MAX_LINES = 200
+DIFF_MAX_LINE_CHARS = 400
+
+
+def show_diff(ulog: Any, event: TransactionEvent) -> None:
+    """``--diff``: the unified diff of a file content change in noop, capped in size; never
+    for sensitive content (no diff is computed then) or binary content."""
+    import sys
+
+    state = event.status
+    change = (getattr(state, "internal", None) or {}).get("content_change") or {}
+    lines = change.get("diff")
+    if not event.noop or not lines or getattr(ulog, "quiet", False):
+        return
+    shown = [ln.rstrip("\n") for ln in lines[:DIFF_MAX_LINES]]
+    shown = [ln if len(ln) <= DIFF_MAX_LINE_CHARS else ln[:DIFF_MAX_LINE_CHARS] + "..." for ln in shown]
+    if len(lines) > DIFF_MAX_LINES:
+        shown.append(f"... diff cut at {DIFF_MAX_LINES} of {len(lines)} lines")
+    sys.stdout.write("\n".join(shown) + "\n")
+    sys.stdout.flush()
+
+
 def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
             user_log: Any = None) -> ExecutionResult:
     if manager.noop and health_check_only:
@@ -67,6 +89,8 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
                     event.fail(interrupt.message())
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
+            if getattr(manager, "show_diff", False):
+                show_diff(ulog, event)
             try:
                 manager.session.record(event)
             except CCMError as exc:

@@ -32,6 +32,9 @@ def parser() -> ArgumentParser:
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
     add_bool(p, "read-env", True, "read ./.env")
     p.add_argument("--noop", action="store_true", help="do not change anything")
+    p.add_argument("--diff", dest="diff", action="store_true", default=None,
+                   help="with --noop, print a unified diff of each file content change (default on a terminal)")
+    p.add_argument("--no-diff", dest="diff", action="store_false", help="never print content diffs")
     p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
     p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
     add_bool(p, "report", True, "print the run summary")
@@ -84,6 +87,8 @@ def run(argv: List[str]) -> int:
                             nats_context=args.context, registration_stream=args.registration, metrics=metrics)
     if args.json:
         manager.user_log.quiet = True
+    manager.show_diff = bool(args.noop and not args.json
+                             and (args.diff if args.diff is not None else sys.stdout.isatty()))
     from ccm.apply import load_manifest, render_manifest
 
     wait = wait_lock_seconds(args.wait_lock)

@@ -39,6 +39,35 @@ def _control_allows(props: Properties, env: Any) -> bool:
     return results.get("if", True) and not results.get("unless", False)
 
 
+_INTENT = {"running": "would start", "stopped": "would stop", "present": "would create", "absent": "would remove",
+           "latest": "would install the latest version", "directory": "would create directory"}
+
+
+def _intent(props: Properties) -> str:
+    if props.type_name == "package" and props.ensure == "present":
+        return "would install"
+    return _INTENT.get(props.ensure, f"would ensure {props.ensure}" if props.ensure else "would run")
+
+
+def _pending_requirements(manager: Any, props: Properties) -> list:
+    """The requirements (require/subscribe) an earlier resource of this noop run would change."""
+    pending = []
+    refs = list(props.get("require") or [])
+    if any(f.key == "subscribe" for f in props.fields):
+        refs += list(props.get("subscribe") or [])
+    for ref in refs:
+        if not isinstance(ref, str) or "#" not in ref:
+            continue
+        t, n = ref.split("#", 1)
+        try:
+            events = manager.session.events_for(t, n)
+        except Exception:
+            continue
+        if events and events[-1].noop and events[-1].changed and ref not in pending:
+            pending.append(ref)
+    return pending
+
+
 def select_provider(manager: Any, props: Properties) -> Any:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
     return factory, factory.new(manager.runner, manager.user_log)
@@ -92,7 +121,15 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
         except CCMError as exc:
             event.status = None
             event.final_ensure = ""
-            event.fail(str(exc))
+            pending = _pending_requirements(manager, props) if manager.noop else []
+            if pending:
+                # noop: what it cannot see yet, an earlier resource would change first
+                event.noop = event.changed = True
+                event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
+                log.debug("noop status unavailable before its requirements change",
+                          extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
+            else:
+                event.fail(str(exc))
         finally:
             manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
                                     type=props.type_name, provider=factory.name,

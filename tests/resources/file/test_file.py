@@ -38,16 +38,16 @@ def observed(ensure, **meta):
 # --- pure logic ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("want,have,meta,actions,message", [
-    ({"ensure": "directory", "mode": "0755"}, "absent", {}, ("mkdir",), "Would have created directory"),
+    ({"ensure": "directory", "mode": "0755"}, "absent", {}, ("mkdir",), "would create directory"),
     ({"ensure": "directory", "mode": "0644"}, "directory", {"mode": "0755"}, (), ""),  # +x rule
-    ({"ensure": "absent"}, "present", {}, ("remove",), "Would have removed the file"),
-    ({"ensure": "absent"}, "directory", {}, ("remove",), "Would have removed the directory"),
-    ({"ensure": "absent", "force": True}, "directory", {}, ("remove",), "Would have recursively removed the directory"),
+    ({"ensure": "absent"}, "present", {}, ("remove",), "would remove"),
+    ({"ensure": "absent"}, "directory", {}, ("remove",), "would remove the directory"),
+    ({"ensure": "absent", "force": True}, "directory", {}, ("remove",), "would remove the directory recursively"),
     ({"ensure": "absent"}, "absent", {}, (), ""),
     ({"ensure": "present"}, "present", {}, (), ""),   # attribute-only, attributes right
-    ({"ensure": "present"}, "present", {"mode": "0600"}, ("attributes",), "Would have updated attributes"),
-    ({"ensure": "present"}, "absent", {}, ("store",), "Would have created an empty file with requested attributes"),
-    ({"ensure": "present", "content": "x"}, "absent", {}, ("store",), "Would have created the file"),
+    ({"ensure": "present"}, "present", {"mode": "0600"}, ("attributes",), "would change mode 0600 -> 0644"),
+    ({"ensure": "present"}, "absent", {}, ("store",), "would create an empty file"),
+    ({"ensure": "present", "content": "x"}, "absent", {}, ("store",), "would create"),
     ({"ensure": "present", "mode": "644"}, "present", {"mode": "0644"}, (), ""),  # "644" == "0644"
 ])
 def test_plan_table(want, have, meta, actions, message):
@@ -123,7 +123,7 @@ def test_noop_changes_nothing(tmp_path):
     mgr = fakes.manager(noop=True)
     target = tmp_path / "f"
     ev = apply(mgr, name=str(target), ensure="present", content="x")
-    assert ev.changed and ev.noop and ev.noop_message == "Would have created the file"
+    assert ev.changed and ev.noop and ev.noop_message == "would create"
     assert not target.exists()
 
 
