@@ -67,7 +67,7 @@ def guard() -> Iterator[None]:
     import ccm.runner  # noqa: F401  (the handler uses it)
 
     _received = None
-    saved: Dict[int, Any] = {}
+    saved: Dict[signal.Signals, Any] = {}
     for sig in SIGNALS:
         saved[sig] = signal.signal(sig, _handler)
     try:

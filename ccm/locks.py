@@ -97,11 +97,20 @@ def _checked_directory(path: str, create: bool = True) -> str:
         raise LockDirectoryError(f"refusing lock directory {path}: owned by uid {st.st_uid}, not {uid}")
     if st.st_mode & 0o022:
         try:
-            os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o022, follow_symlinks=False)
+            _fchmod_dir(path, stat.S_IMODE(st.st_mode) & ~0o022)
         except OSError as exc:
             raise LockDirectoryError(f"refusing lock directory {path}: writable by others and "
                                      f"cannot be fixed: {exc.strerror or exc}") from None
     return path
+
+
+def _fchmod_dir(path: str, mode: int) -> None:
+    """chmod the directory itself, never a symlink planted in its place."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def lock_directory(override: Optional[str] = None) -> str:
@@ -114,10 +123,11 @@ def lock_directory(override: Optional[str] = None) -> str:
         if not os.path.isdir("/run"):
             os.makedirs("/run", 0o755, exist_ok=True)
         path = _checked_directory(ROOT_LOCK_DIR)
-        try:
-            os.chmod(path, 0o700, follow_symlinks=False)
-        except OSError:
-            pass
+        if stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
+            try:
+                _fchmod_dir(path, 0o700)
+            except OSError:
+                pass
         return path
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):

@@ -308,3 +308,13 @@ def test_existing_world_readable_lock_file_is_tightened(tmp_path):
         assert oct(os.stat(path).st_mode & 0o777) == "0o600"
     finally:
         lock.release()
+
+
+def test_group_writable_lock_directory_is_tightened(tmp_path):
+    d = tmp_path / "locks"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    lock = GlobalLock("x", directory=str(d))
+    lock.acquire(timeout=1)
+    lock.release()
+    assert oct(os.stat(d).st_mode & 0o777) == "0o755"

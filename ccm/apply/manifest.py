@@ -426,11 +426,12 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
             flat = flatten(items, manager.registry)
         except ManifestError as exc:
             raise ManifestError(_in_file(path, str(exc))) from None
-        entries, problems = build_entries(manager, flat, env)
-        problems += check_duplicates(entries, flat, text_of_document)
-        problems += check_references(entries, manager.session, flat)
+        built, problems = build_entries(manager, flat, env)
+        problems += check_duplicates(built, flat, text_of_document)
+        problems += check_references(built, manager.session, flat)
         if problems:
             raise ManifestProblems([_in_file(path, p) for p in problems])
+        entries = [e for e in built if e is not None]
         if deny_apply and any(e.props.type_name == "apply" for e in entries):
             raise ManifestError(f"{path}: apply resources are denied")
         if schema is None:

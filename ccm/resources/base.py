@@ -10,7 +10,7 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, List
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -49,9 +49,9 @@ def _intent(props: Properties) -> str:
     return _INTENT.get(props.ensure, f"would ensure {props.ensure}" if props.ensure else "would run")
 
 
-def _pending_requirements(manager: Any, props: Properties) -> list:
+def _pending_requirements(manager: Any, props: Properties) -> List[str]:
     """The requirements (require/subscribe) an earlier resource of this noop run would change."""
-    pending = []
+    pending: List[str] = []
     refs = list(props.get("require") or [])
     if any(f.key == "subscribe" for f in props.fields):
         refs += list(props.get("subscribe") or [])

@@ -12,7 +12,7 @@ keeps its native value) and match (``render_match``: Hiera order entries).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, List, Mapping, NamedTuple, Tuple, Union
+from typing import Any, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from ccm.expr import compile_expr
 from ccm.templates.gofmt import go_sprint
@@ -175,7 +175,7 @@ def render_string(text: str, env: Mapping[str, Any]) -> str:
 _ROOTS = ("Data", "Facts", "data", "facts")
 
 
-def _member_path(node: Any) -> "Tuple[str, List[Any]] | None":
+def _member_path(node: Any) -> Optional[Tuple[str, List[Any]]]:
     """``Data.a.b`` / ``Facts["x"][0]`` -> ("Data", ["a", "b"]); anything else -> None."""
     from ccm.expr import parser as ast
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
@@ -125,9 +125,9 @@ class FileLogic(TypeLogic):
                 state.internal["content_change"] = change
         return state
 
-    def _attribute_changes(self, props: Properties, state: ResourceState) -> list:
+    def _attribute_changes(self, props: Properties, state: ResourceState) -> List[str]:
         meta = state.metadata
-        changes = []
+        changes: List[str] = []
         if state.ensure == props.ensure and "desired_checksum" in state.internal \
                 and meta.get("checksum", "") != state.internal["desired_checksum"]:
             change = state.internal.get("content_change") or {}
