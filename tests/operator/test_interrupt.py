@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from tests.operator.helpers import processes_with_pgid, spawn, wait_for
+from tests.operator.helpers import ccm, processes_with_pgid, spawn, wait_for
 
 EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -73,6 +73,9 @@ def test_apply_interrupted_during_long_exec(tmp_path, sig):
     assert any(f"interrupted by {sig.name}" in e for e in failed[0]["error"])
     leftovers = [p.name for p in tmp_path.rglob("*") if ".tmp" in p.name or p.name.startswith(".ccm")]
     assert leftovers == []
+    report = ccm(tmp_path, "session", "report", "--json", CCM_SESSION_STORE=str(store))
+    summary = json.loads(report.stdout)["summary"]
+    assert summary["failed_resources"] == 1 and summary["total_resources"] == 2
 
 
 def test_apply_interrupted_json_reports_partial_run(tmp_path):
