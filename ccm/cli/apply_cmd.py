@@ -20,17 +20,22 @@ EXIT_CODES = """exit codes:
 """
 
 
-def parser() -> ArgumentParser:
-    import argparse
-
-    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXIT_CODES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_manifest_inputs(p: ArgumentParser) -> None:
+    """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
     p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
     add_bool(p, "read-env", True, "read ./.env")
+
+
+def parser() -> ArgumentParser:
+    import argparse
+
+    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_manifest_inputs(p)
     p.add_argument("--noop", action="store_true", help="do not change anything")
     p.add_argument("--diff", dest="diff", action="store_true", default=None,
                    help="with --noop, print a unified diff of each file content change (default on a terminal)")

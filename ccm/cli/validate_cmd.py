@@ -13,8 +13,9 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from ccm.cli.apply_cmd import add_manifest_inputs
 from ccm.cli.common import ArgumentParser, to_json
-from ccm.cli.setup import add_bool, build_manager, cli_facts
+from ccm.cli.setup import build_manager, cli_facts
 
 MAX_CHILDREN = 200
 
@@ -22,12 +23,7 @@ MAX_CHILDREN = 200
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm validate",
                        description="Check a manifest completely without changing anything or running commands")
-    p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
-    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
-    p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
-    p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
-                   help="overriding Hiera data (env CCM_HIERA_DATA)")
-    add_bool(p, "read-env", True, "read ./.env")
+    add_manifest_inputs(p)
     p.add_argument("--json", action="store_true", help="print one JSON document: valid, problems, resources")
     return p
 

@@ -43,23 +43,30 @@ def _pgid_from(pidfile):
     return int(text) if text.isdigit() else None
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_apply_interrupted_during_long_exec(tmp_path, sig):
-    pidfile = tmp_path / "pid"
-    store = tmp_path / "store"
-    manifest = _manifest(tmp_path, pidfile)
-    proc = spawn(tmp_path, "apply", str(manifest), CCM_SESSION_STORE=str(store))
+def _interrupt(tmp_path, pidfile, sig, *args, **env):
+    """Start ``ccm *args``, wait for its long command to write its pgid, send ``sig``.
+    -> (exit code, stdout, stderr, pgid)."""
+    proc = spawn(tmp_path, *args, **env)
     try:
-        assert wait_for(lambda: _pgid_from(pidfile) is not None), "the long exec never started"
+        assert wait_for(lambda: _pgid_from(pidfile) is not None), "the long command never started"
         pgid = _pgid_from(pidfile)
-        assert len(processes_with_pgid(pgid)) >= 2   # the shell and its background sleep
+        assert processes_with_pgid(pgid), "the command's group is not running"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == EXPECTED[sig], out + err
+    return proc.returncode, out, err, pgid
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_apply_interrupted_during_long_exec(tmp_path, sig):
+    pidfile = tmp_path / "pid"
+    store = tmp_path / "store"
+    manifest = _manifest(tmp_path, pidfile)
+    code, out, err, pgid = _interrupt(tmp_path, pidfile, sig, "apply", str(manifest), CCM_SESSION_STORE=str(store))
+    assert code == EXPECTED[sig], out + err
     assert f"interrupted by {sig.name}" in err
     assert wait_for(lambda: processes_with_pgid(pgid) == [], timeout=5), "a process of the group survived"
     assert (tmp_path / "before.txt").read_text() == "before\n"
@@ -81,16 +88,8 @@ def test_apply_interrupted_during_long_exec(tmp_path, sig):
 def test_apply_interrupted_json_reports_partial_run(tmp_path):
     pidfile = tmp_path / "pid"
     manifest = _manifest(tmp_path, pidfile)
-    proc = spawn(tmp_path, "apply", "--json", str(manifest))
-    try:
-        assert wait_for(lambda: _pgid_from(pidfile) is not None)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143
+    code, out, err, _pgid = _interrupt(tmp_path, pidfile, signal.SIGTERM, "apply", "--json", str(manifest))
+    assert code == 143
     doc = json.loads(out)
     assert doc["summary"]["total_resources"] == 2 and doc["summary"]["failed_resources"] == 1
 
@@ -98,33 +97,16 @@ def test_apply_interrupted_json_reports_partial_run(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_ensure_interrupted_during_long_exec(tmp_path, sig):
     pidfile = tmp_path / "pid"
-    proc = spawn(tmp_path, "ensure", "exec", f"/bin/sh -c 'sleep 300 & echo $$ > {pidfile}; wait'")
-    try:
-        assert wait_for(lambda: _pgid_from(pidfile) is not None)
-        pgid = _pgid_from(pidfile)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == EXPECTED[sig], out + err
+    code, out, err, pgid = _interrupt(tmp_path, pidfile, sig, "ensure", "exec",
+                                      f"/bin/sh -c 'sleep 300 & echo $$ > {pidfile}; wait'")
+    assert code == EXPECTED[sig], out + err
     assert f"interrupted by {sig.name}" in err
     assert wait_for(lambda: processes_with_pgid(pgid) == [], timeout=5)
 
 
 def test_command_ignoring_sigterm_is_killed(tmp_path):
     pidfile = tmp_path / "pid"
-    proc = spawn(tmp_path, "ensure", "exec",
-                 f"/bin/sh -c 'trap \"\" TERM; echo $$ > {pidfile}; while :; do sleep 1; done'")
-    try:
-        assert wait_for(lambda: _pgid_from(pidfile) is not None)
-        pgid = _pgid_from(pidfile)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143
+    code, out, err, pgid = _interrupt(tmp_path, pidfile, signal.SIGTERM, "ensure", "exec",
+                                      f"/bin/sh -c 'trap \"\" TERM; echo $$ > {pidfile}; while :; do sleep 1; done'")
+    assert code == 143
     assert wait_for(lambda: processes_with_pgid(pgid) == [], timeout=5)
