@@ -124,16 +124,18 @@ class SubprocessRunner:
         except OSError as exc:
             return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
         timed_out = False
+        out: bytes
+        err_b: bytes
         with _running_guard:
             _running.add(proc.pid)
         try:
             if interrupt.received() is not None:   # the signal came while we were starting it
                 stop_running_commands(signal.SIGTERM)
-            out, err = proc.communicate(input=stdin, timeout=timeout)
+            out, err_b = proc.communicate(input=stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)
-            out, err = proc.communicate()
+            out, err_b = proc.communicate()
         finally:
             with _running_guard:
                 _running.discard(proc.pid)
@@ -141,7 +143,7 @@ class SubprocessRunner:
         if interrupt.received() is not None:
             self._kill_group(proc)   # nothing of its group may outlive the interrupted run
         stdout = out.decode("utf-8", "replace")
-        stderr = err.decode("utf-8", "replace")
+        stderr = err_b.decode("utf-8", "replace")
         if interrupt.received() is not None:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
                                  error=interrupt.message(), duration_ns=duration)
@@ -152,7 +154,7 @@ class SubprocessRunner:
         code = proc.returncode
         if code < 0:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
-                                 error=f"signal: {_SIGNAL_TEXT.get(-code, signal.Signals(-code).name)}",
+                                 error=f"signal: {_SIGNAL_TEXT.get(signal.Signals(-code), signal.Signals(-code).name)}",
                                  duration_ns=duration)
         return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=code, duration_ns=duration)
 

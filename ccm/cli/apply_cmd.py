@@ -94,11 +94,11 @@ def run(argv: List[str]) -> int:
         manager.user_log.quiet = True
     manager.show_diff = bool(args.noop and not args.json
                              and (args.diff if args.diff is not None else sys.stdout.isatty()))
-    from ccm.apply import load_manifest, render_manifest
-
     wait = wait_lock_seconds(args.wait_lock)
     if args.render:
-        manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera)
+        from ccm.apply import render_manifest
+
+        manifest = manager.load(args.manifest, hiera=args.hiera)
         try:
             sys.stdout.write(render_manifest(manifest) + "\n")
             return 0
@@ -121,14 +121,13 @@ def run(argv: List[str]) -> int:
 
 def _apply(args: Any, manager: Any, metrics: Any) -> int:
     from ccm import interrupt
-    from ccm.apply import execute, load_manifest
 
-    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera)
+    manifest = manager.load(args.manifest, hiera=args.hiera)
     try:
         if manifest.pre_message and not args.json:
             print()
             print(manifest.pre_message)
-        result = execute(manager, manifest, health_check_only=args.monitor_only)
+        result = manager.execute(manifest, health_check_only=args.monitor_only)
         summary = result.summary
         if args.json:
             from ccm.report import json_report

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
@@ -81,7 +81,7 @@ def _text(data: Optional[bytes]) -> Optional[str]:
         return None
 
 
-def content_change(props: Properties, path: str, working_dir: Optional[str]) -> dict:
+def content_change(props: Properties, path: str, working_dir: Optional[str]) -> Dict[str, Any]:
     """What a content change would be (noop): ``added``/``removed`` line counts and the
     unified ``diff`` text, or ``binary``; nothing when either side cannot be read."""
     import difflib
@@ -111,8 +111,30 @@ def _is_sensitive(props: Properties) -> bool:
     return bool(getattr(props, "sensitive_fields", None))
 
 
-class FileLogic(TypeLogic):
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+class FileProvider(Protocol):
+    """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
+
+    ``status`` reports ensure ``present``/``directory``/``absent`` with metadata ``owner``,
+    ``group``, ``mode``, ``mtime``, ``size`` and the content checksum; ``store`` writes
+    atomically.
+    """
+
+    name: str
+
+    def status(self, path: str) -> ResourceState: ...
+
+    def create_directory(self, path: str, mode: int, owner: str, group: str) -> None: ...
+
+    def store(self, path: str, *, content: Optional[bytes], source: Optional[str], owner: str,
+              group: str, mode: int) -> None: ...
+
+    def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None: ...
+
+    def remove(self, path: str, *, force: bool = False) -> None: ...
+
+
+class FileLogic(TypeLogic[FileProvider]):
+    def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         state = provider.status(props.name)
         if props.ensure != "absent" and manages_content(props) and props.ensure != "directory":
             state.internal["desired_checksum"] = desired_checksum(props, ctx.working_dir)
@@ -193,7 +215,7 @@ class FileLogic(TypeLogic):
             return Plan(("store",), "would create an empty file", reason=reason)
         return Plan(("store",), "would create", reason=reason)
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
+    def act(self, provider: FileProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
         action = plan.actions[0]
         name = props.name
         if action == "mkdir":
