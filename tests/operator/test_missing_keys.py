@@ -81,3 +81,13 @@ def test_missing_key_in_a_parse_time_field_rejects_the_manifest(tmp_path):
     r = _apply(tmp_path, _file(tmp_path, "x", name="{{ Data.prot }}.conf"))
     assert r.returncode == 1
     assert "has no key 'prot'" in r.stderr and "did you mean `port`?" in r.stderr
+
+
+def test_missing_key_in_a_jet_template_fails_too(tmp_path):
+    r = _apply(tmp_path, _file(tmp_path, "{{ jet('v=[[ Data.prot ]]') }}"))
+    assert r.returncode == 1
+    assert not (tmp_path / "out.conf").exists()
+    assert "Data has no key 'prot' (did you mean `port`?)" in r.stdout
+    r = _apply(tmp_path, _file(tmp_path, "{{ jet('[[ isset(Data.prot) ? Data.prot : \"dflt\" ]]') }}"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "out.conf").read_text() == "dflt"
