@@ -61,6 +61,15 @@ class CommandResult:
             line = line[:TAIL_LINE_CHARS] + "..."
         return line
 
+    def detail_with_output(self, detail: Optional[str]) -> Optional[str]:
+        """A provider error's ``detail`` (the line it picked out) plus the output tail, when
+        the output holds more than that one line."""
+        lines = [ln for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
+        if len(lines) <= 1 and (detail or not lines):
+            return detail
+        tail = self.output_tail()
+        return f"{detail}\n{tail}" if detail else tail
+
     def with_output(self, message: str) -> str:
         """``message`` followed by the output tail (when there is output)."""
         tail = self.output_tail()

@@ -62,7 +62,8 @@ def command_problem(res: CommandResult) -> Optional[str]:
         return f"{' '.join(res.argv)}: {res.error}"
     if res.exit_code != 0:
         lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
-        return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {lines[-1]}" if lines else "")
+        detail = res.detail_with_output(lines[-1] if lines else None)
+        return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {detail}" if detail else "")
     return None
 
 

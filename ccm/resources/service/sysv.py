@@ -63,7 +63,7 @@ def command_problem(res: CommandResult) -> Optional[str]:
     if res.error:
         return f"{' '.join(res.argv)}: {res.error}"
     if res.exit_code != 0:
-        tail = _tail(res)
+        tail = res.detail_with_output(_tail(res) or None)
         return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {tail}" if tail else "")
     return None
 
