@@ -126,3 +126,33 @@ def test_requirement_changed_earlier_reports_what_it_would_do_after(tmp_path):
 def test_a_real_failure_in_noop_still_fails(tmp_path):
     r = _noop(tmp_path, _file(tmp_path / "x", source=str(tmp_path / "nowhere")), "--no-diff")
     assert r.returncode == 1 and "cannot read source" in r.stdout
+
+
+def test_no_diff_for_sensitive_content(tmp_path):
+    """A content field marked sensitive (redacted in events) never has its diff computed."""
+    import dataclasses
+
+    from ccm.model.resource import Properties, ResourceContext
+    from ccm.registry import default_registry
+    from ccm.resources import properties as P
+    from ccm.resources.file.logic import FileLogic
+    from ccm.resources.file.posix import PosixFileProvider
+    from ccm.runner import SubprocessRunner
+    from tests import fakes
+
+    target = tmp_path / "secret.conf"
+    target.write_text("password=old\n")
+    os.chmod(target, 0o644)
+    spec = default_registry().spec("file")
+    plain = P.build(spec, {"name": str(target), "ensure": "present", "content": "password=new\n",
+                           "owner": "root", "group": "root", "mode": "0644"})
+    fields = tuple(dataclasses.replace(f, redact=lambda v: "******") if f.key == "content" else f
+                   for f in plain.fields)
+    secret = Properties("file", dict(plain.values), fields)
+    log = fakes.manager().user_log
+    ctx = ResourceContext(noop=True, working_dir=str(tmp_path), log=log, runner=SubprocessRunner())
+    provider = PosixFileProvider(SubprocessRunner())
+    shown = FileLogic().status(provider, plain, ctx).internal["content_change"]
+    assert "-password=old\n" in shown["diff"]
+    hidden = FileLogic().status(provider, secret, ctx).internal["content_change"]
+    assert "diff" not in hidden and hidden["sensitive"] is True
