@@ -63,7 +63,7 @@ def command_problem(res: CommandResult) -> Optional[str]:
     if res.error:
         return f"{' '.join(res.argv)}: {res.error}"
     if res.exit_code != 0:
-        tail = res.detail_with_output(_tail(res) or None)
+        tail = _tail(res)
         return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {tail}" if tail else "")
     return None
 
@@ -98,6 +98,9 @@ class SysvProvider:
     def is_enabled(self, service: str) -> bool:
         return bool(start_links(self.rc_root, service))
 
+    # No batching here (unlike apt, dnf and systemd): each init script's own `status` is
+    # the truth about its daemon and there is no command that answers for several, so
+    # every service resource runs its script once per status read.
     def status(self, service: str) -> ResourceState:
         with self.lock.hold(f"{self.init_dir}/{service} status"):
             script = self.script(service)
