@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import List, Optional
 
 from ccm import interrupt
 from ccm.apply.manifest import MAX_DEPTH, Manifest
@@ -12,6 +12,7 @@ from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.model.manager import RunManager, UserLog
 from ccm.report import log_event
 from ccm.resources import base
 
@@ -38,7 +39,7 @@ DIFF_MAX_LINES = 200
 DIFF_MAX_LINE_CHARS = 400
 
 
-def show_diff(ulog: Any, event: TransactionEvent) -> None:
+def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
     """``--diff``: the unified diff of a file content change in noop, capped in size; never
     for sensitive content (no diff is computed then) or binary content."""
     import sys
@@ -56,8 +57,8 @@ def show_diff(ulog: Any, event: TransactionEvent) -> None:
     sys.stdout.flush()
 
 
-def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
-            user_log: Any = None) -> ExecutionResult:
+def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
+            user_log: Optional[UserLog] = None) -> ExecutionResult:
     if manager.noop and health_check_only:
         raise CCMError("cannot set healthcheck only and noop mode at the same time")
     if manager.depth >= MAX_DEPTH:
@@ -75,7 +76,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
-    saved_cache = getattr(manager, "run_cache", None)
+    saved_cache = manager.run_cache
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
     if not nested:   # prefetching providers batch their status queries through it
@@ -95,7 +96,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
                 manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
-            if getattr(manager, "show_diff", False):
+            if manager.show_diff:
                 show_diff(ulog, event)
             try:
                 manager.session.record(event)

@@ -75,7 +75,7 @@ def _pending_requirements(manager: RunManager, props: Properties) -> List[str]:
 def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
     provider = factory.new(manager.runner, manager.user_log)
-    cache = getattr(manager, "run_cache", None)   # optional capability: prefetching providers
+    cache = manager.run_cache   # optional provider capability: prefetching
     if cache is not None and hasattr(provider, "use_run_cache"):
         provider.use_run_cache(cache)
     return factory, provider
