@@ -409,7 +409,7 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
 
                 messages[key] = render_string(text, env)
             except TemplateError as exc:
-                raise ManifestError(f"invalid {key} template: {exc}") from None
+                raise ManifestError(f"{path}: invalid {key} template: {exc}") from None
         try:
             flat = flatten(items, manager.registry)
         except ManifestError as exc:

@@ -67,7 +67,7 @@ def check(source: str, manager: Any, hiera: Optional[str]) -> Tuple[List[str], i
             manifest = load_manifest(src, manager, hiera_source=hiera if depth == 0 else None,
                                      overriding_data=data, deny_apply=deny)
         except Exception as exc:  # every problem of this manifest, then the next one
-            problems += [p if depth == 0 or p.startswith(src) else f"{src}: {p}" for p in _problems_of(exc)]
+            problems += [p if src in p else f"{src}: {p}" for p in _problems_of(exc)]   # each names its file
             continue
         try:
             refs = set(declared)

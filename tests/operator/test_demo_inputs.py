@@ -15,6 +15,7 @@ def test_demo_without_its_inputs_refuses_to_start(tmp_path):
             CCM_LOCK_DIR=str(tmp_path / "locks"))
     assert r.returncode == 1
     assert "CCM_DEMO_ROOT, CCM_DEMO_OWNER and CCM_DEMO_GROUP must be set" in r.stderr
+    assert f"{demo}/manifest.yaml: invalid pre_message template" in r.stderr
     assert "Executing manifest" not in r.stdout
     assert sorted(p.name for p in tmp_path.rglob("*") if "lock" not in str(p)) == before
 
