@@ -318,3 +318,16 @@ def test_group_writable_lock_directory_is_tightened(tmp_path):
     lock.acquire(timeout=1)
     lock.release()
     assert oct(os.stat(d).st_mode & 0o777) == "0o755"
+
+
+def test_run_lock_note_never_holds_url_credentials(tmp_path):
+    from ccm.locks import acquire_run_lock, redact_userinfo, run_lock
+
+    assert redact_userinfo("https://bob:p/a#s?s@repo.example/b.tgz") == "https://REDACTED@repo.example/b.tgz"
+    assert redact_userinfo("/srv/manifest.yaml") == "/srv/manifest.yaml"
+    lock = acquire_run_lock("https://bob:hunter2@repo.example/b.tgz")
+    try:
+        note = open(run_lock().path).read()
+        assert "hunter2" not in note and "operation=https://REDACTED@repo.example/b.tgz" in note
+    finally:
+        lock.release()
