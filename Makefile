@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd bench clean lint typecheck test-concurrency
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck test-concurrency
 
 all: pyz
 
@@ -60,6 +60,11 @@ test-sysv: $(STAMP)
 # Operator safety: many concurrent apply pairs on one session store (CCM_CONCURRENT_PAIRS, default 30; ~1 min).
 test-concurrency: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m reliability tests/operator
+
+# A real 3-node JetStream cluster on loopback with a node SIGKILLed mid-run, plus
+# single-server faults (about a minute and a half).
+test-nats-cluster: $(STAMP)
+	$(VPY) -m pytest -q -p no:xdist -m nats_cluster tests/nats
 
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz

@@ -94,6 +94,9 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                     event.fail(interrupt.message())
             if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
                 manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
+            publish = getattr(manager, "publish_registrations", None)
+            if publish is not None:   # before recording: a failed publish fails the resource
+                publish(event, props)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             if manager.show_diff:
@@ -102,9 +105,6 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 manager.session.record(event)
             except CCMError as exc:
                 ulog.error("Could not save event", error=str(exc))
-            publish = getattr(manager, "publish_registrations", None)
-            if publish is not None:
-                publish(event, props)
             result.events.append(event)
             if result.interrupted:
                 ulog.warn("Terminating manifest execution", reason=interrupt.message())

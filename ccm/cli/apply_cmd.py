@@ -22,7 +22,7 @@ EXIT_CODES = """exit codes:
 
 def add_manifest_inputs(p: ArgumentParser) -> None:
     """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
-    p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
+    p.add_argument("manifest", help="local path, obj://BUCKET/KEY, or http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
@@ -94,6 +94,10 @@ def run(argv: List[str]) -> int:
         manager.user_log.quiet = True
     manager.show_diff = bool(args.noop and not args.json
                              and (args.diff if args.diff is not None else sys.stdout.isatty()))
+    if args.publish_registrations:
+        from ccm.registration.publish import enable
+
+        enable(manager, args.publish_registrations, args.registration)
     wait = wait_lock_seconds(args.wait_lock)
     if args.render:
         from ccm.apply import render_manifest
