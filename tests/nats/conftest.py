@@ -30,6 +30,8 @@ def nats_env(tmp_path, nats_server, monkeypatch) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "CCM_"))}
     env["XDG_CONFIG_HOME"] = cfg
     env["CCM_CACHE_DIR"] = os.environ.get("CCM_CACHE_DIR", str(tmp_path / "cache"))
+    if "CCM_LOCK_DIR" in os.environ:  # the test's private lock dir (tests/conftest.py), never /run/ccm
+        env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
     monkeypatch.setenv("XDG_CONFIG_HOME", cfg)
     monkeypatch.delenv("NATS_CONTEXT", raising=False)
     return env

@@ -33,6 +33,8 @@ def env_for(tmp_path, urls):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "CCM_"))}
     env["XDG_CONFIG_HOME"] = cfg
     env["CCM_CACHE_DIR"] = str(tmp_path / "cache")
+    if "CCM_LOCK_DIR" in os.environ:  # the test's private lock dir (tests/conftest.py), never /run/ccm
+        env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
     return env
 
 

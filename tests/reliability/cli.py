@@ -25,6 +25,9 @@ def ccm(args: List[str], cwd: str, extra_env: Optional[Dict[str, str]] = None, *
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
            "XDG_CONFIG_HOME": os.path.join(str(cwd), ".xdg"),
            "CCM_CACHE_DIR": os.environ.get("CCM_CACHE_DIR", os.path.join(str(cwd), ".cache"))}
+    if pyz is None and "CCM_LOCK_DIR" in os.environ:
+        # the test's private lock dir (tests/conftest.py); runs as another user keep their own
+        env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
     env.update(extra_env or {})
     env = {k: v for k, v in env.items() if v is not None}
     command = pyz or [sys.executable, "-m", "ccm"]
