@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Mapping, Optional, Tuple
+from typing import IO, Dict, Mapping, Optional, Tuple
 
 from ccm.model.errors import CCMError
 
@@ -28,6 +28,10 @@ _CHUNK = 1 << 16
 
 class HTTPGetError(CCMError):
     """The GET failed: connection, TLS, timeout or a status other than 200."""
+
+
+class NotModified(HTTPGetError):
+    """A conditional GET answered 304: nothing was downloaded."""
 
 
 def redact_url(url: str) -> str:
@@ -77,8 +81,12 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 
 
 def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
-        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT) -> int:
-    """GET ``url`` and stream the body into ``out``; returns the number of bytes written."""
+        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT,
+        response_headers: Optional[Dict[str, str]] = None) -> int:
+    """GET ``url`` and stream the body into ``out``; returns the number of bytes written.
+
+    ``response_headers``, when given, receives the 200 response's headers (lower-case
+    names); a 304 answer to a conditional request raises ``NotModified``."""
     shown = redact_url(url)
     try:
         clean, url_user, url_pass = split_credentials(url)
@@ -105,6 +113,8 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
             status = resp.getcode()
             if status != 200:
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
+            if response_headers is not None:
+                response_headers.update({k.lower(): v for k, v in resp.headers.items()})
             sock = _socket_of(resp)
             while True:
                 remaining = deadline - time.monotonic()
@@ -123,6 +133,8 @@ def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
     except HTTPGetError:
         raise
     except urllib.error.HTTPError as exc:
+        if exc.code == 304:
+            raise NotModified("not modified") from None
         raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
     except urllib.error.URLError as exc:
         reason = exc.reason

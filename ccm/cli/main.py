@@ -18,6 +18,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "facts": ("ccm.cli.facts_cmd", "Show system facts"),
     "hiera": ("ccm.cli.hiera_cmd", "Resolve hierarchical data"),
     "session": ("ccm.cli.session_cmd", "Manage shell-script sessions"),
+    "agent": ("ccm.cli.agent_cmd", "Run the agent: apply manifests continuously"),
 }
 ALIASES: Dict[str, str] = {"info": "status"}
 
