@@ -341,9 +341,9 @@ class Agent:
         started: List[Worker] = []
         with self._workers_lock:
             for name in [n for n in self.members if n not in desired]:
-                w = self.members.pop(name)
-                w.stop("removed from the manifest set")
-                w.log.info("Stopped: removed from the manifest set")
+                gone = self.members.pop(name)
+                gone.stop("removed from the manifest set")
+                gone.log.info("Stopped: removed from the manifest set")
             for name, member in desired.items():
                 w = self.members.get(name)
                 if w is not None and w.source_text == member.source:

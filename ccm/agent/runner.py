@@ -39,7 +39,7 @@ def new_manager(*, facts: Optional[Dict[str, Any]], environ: Dict[str, str], met
     manager = build(facts=facts, environ=environ, metrics=metrics, user_log=user_log,
                     nats_context=nats_context, runner=runner)
     if publisher is not None:
-        manager.publish_registrations = publisher
+        manager.publish_registrations = publisher  # type: ignore[attr-defined]  # engine hook
     return manager
 
 

@@ -56,8 +56,10 @@ class Candidate:
 class ManifestSource(Protocol):
     kind: str
     shown: str                     # for logs/status: credentials redacted
-    manifest_path: Optional[str]   # current good manifest, None until the first commit
     check_interval: float
+
+    @property
+    def manifest_path(self) -> Optional[str]: ...   # current good manifest, None until the first commit
 
     def check(self) -> Optional[Candidate]: ...
     def commit(self, candidate: Candidate) -> None: ...
@@ -106,7 +108,7 @@ class LocalSource:
     def __init__(self, path: str, check_interval: float):
         self.path = os.path.abspath(path)
         self.shown = self.path
-        self.manifest_path: Optional[str] = None
+        self._manifest_path: Optional[str] = None
         self.check_interval = check_interval
         self._seen: Optional[Tuple[int, int, int, int]] = None
 
@@ -123,8 +125,12 @@ class LocalSource:
         self._seen = stamp
         return Candidate(manifest_path=self.path)
 
+    @property
+    def manifest_path(self) -> Optional[str]:
+        return self._manifest_path
+
     def commit(self, candidate: Candidate) -> None:
-        self.manifest_path = candidate.manifest_path
+        self._manifest_path = candidate.manifest_path
 
     def discard(self, candidate: Candidate) -> None:
         pass
@@ -140,7 +146,7 @@ class _BundleCache:
         self.shown = shown
         self.manifest_path: Optional[str] = None
 
-    def download(self, fetch: Callable[[Any], None]) -> Tuple[str, str]:
+    def download(self, fetch: Callable[[Any], Any]) -> Tuple[str, str]:
         """Run ``fetch(out)`` into a temp file; -> (archive path, sha256)."""
         os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
         fd, archive = tempfile.mkstemp(dir=self.cache_dir, prefix=self.temp_prefix, suffix=".tar.gz")

@@ -175,7 +175,8 @@ class AgentProcess:
                                      stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.STDOUT, env=full_env)
 
     def output(self) -> str:
-        self.out.flush()
+        if not self.out.closed:
+            self.out.flush()
         with open(self.out.name) as fh:
             return fh.read()
 
