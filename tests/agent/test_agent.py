@@ -216,3 +216,28 @@ def test_manifest_set_diffs_by_name_every_pass(tmp_path):
         del r.agent.members["c"]
         r.agent.set_pass()
         assert sorted(r.agent.members) == ["c"]
+
+
+def test_reload_resolves_external_data_now(tmp_path):
+    data = write_yaml(str(tmp_path / "data.yaml"), {"data": {"word": "one"}})
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+    with Run(tmp_path, {"interval": "1h", "manifests": [m], "external_data_url": data}) as r:
+        assert r.agent.data == {"word": "one"}
+        write_yaml(data, {"data": {"word": "two"}})
+        time.sleep(0.3)
+        assert r.agent.data == {"word": "one"}   # the next cycle is an hour away
+        r.agent.reload()
+        wait_for(lambda: r.agent.data == {"word": "two"}, 10, what="data re-resolved on reload")
+
+
+def test_removed_member_stops_and_status_says_why(tmp_path):
+    a = write_yaml(str(tmp_path / "a.yaml"), file_manifest(str(tmp_path), prefix="a"))
+    set_file = write_yaml(str(tmp_path / "set.yaml"), {"manifests": [{"name": "a", "source": a}]})
+    with Run(tmp_path, {"interval": "1h", "manifest_set": {"source": set_file, "interval": "1h"}}) as r:
+        wait_for(lambda: r.agent.members.get("a") and r.agent.members["a"].status.applies == 1, 10, what="a")
+        gone = r.agent.members["a"]
+        write_yaml(set_file, {"manifests": []})
+        r.agent.set_pass()
+        assert r.agent.members == {} and gone.stopped
+        assert gone.status.state == "stopped" and gone.status.stopped_reason == "removed from the manifest set"
+        assert r.agent.status()["manifests"] == []
