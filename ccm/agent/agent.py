@@ -297,6 +297,9 @@ class Agent:
     def run_health_checks(self) -> None:
         critical: List[Worker] = []
         started = time.monotonic()
+        if not self._data_ok:   # checks resolve the manifest too; without its data they would lie
+            self.log.error("No external data resolved yet, not running health checks")
+            return
         with self.apply_lock:
             workers = [w for w in self.workers() if not w.stopped]
             for w in workers:

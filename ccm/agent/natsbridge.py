@@ -12,7 +12,7 @@ from typing import IO, Any, Callable, Dict, Optional
 
 from ccm.agent.sources import ObjectStore, SourceUnavailable
 
-NEEDS = "requires the NATS layer (ccm.nats), which this build does not have"
+NEEDS = "need the NATS layer (ccm.nats), which this build does not have"
 
 
 class NatsBridge:

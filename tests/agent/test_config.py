@@ -125,3 +125,20 @@ def test_test_timescale_lowers_the_floor(monkeypatch):
     assert parse_config({"interval": "1s", "manifests": ["/m"]}).interval == 1
     with pytest.raises(ConfigError, match="at least 300ms"):
         parse_config({"interval": "0.1s", "manifests": ["/m"]})
+
+
+def test_nats_context_from_the_file_is_honoured_unless_the_flag_is_given(monkeypatch):
+    import io
+
+    from ccm.agent.agent import Agent
+    from ccm.agent.log import LogfmtLogger
+    from ccm.cli.agent_cmd import parser
+
+    monkeypatch.delenv("NATS_CONTEXT", raising=False)
+    cfg = parse_config({"manifests": ["/m"], "nats_context": "FROMFILE"})
+    log = LogfmtLogger(stream=io.StringIO())
+    assert parser().parse_args([]).context is None
+    assert Agent(cfg, log, nats_context=parser().parse_args([]).context).nats_context == "FROMFILE"
+    assert Agent(cfg, log, nats_context=parser().parse_args(["--context", "FLAG"]).context).nats_context == "FLAG"
+    monkeypatch.setenv("NATS_CONTEXT", "ENV")
+    assert Agent(cfg, log, nats_context=parser().parse_args([]).context).nats_context == "ENV"

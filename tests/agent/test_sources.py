@@ -108,10 +108,10 @@ def test_http_credentials_are_redacted(tmp_path):
 
 def test_object_source_without_nats_layer_is_a_clear_error(tmp_path):
     def factory():
-        raise SourceUnavailable("obj:// sources requires the NATS layer (ccm.nats), which this build does not have")
+        raise SourceUnavailable("obj:// sources need the NATS layer (ccm.nats), which this build does not have")
 
     src = ObjectSource("obj://bucket/app.tar.gz", str(tmp_path), 30.0, factory)
-    with pytest.raises(SourceUnavailable, match="requires the NATS layer"):
+    with pytest.raises(SourceUnavailable, match="need the NATS layer"):
         src.check()
 
 
