@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 from ccm.agent import timing
 from ccm.model.errors import ValidationError
@@ -230,8 +230,6 @@ def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
 
 def load_config(path: str = DEFAULT_PATH) -> AgentConfig:
     """Read and validate the configuration file at ``path``."""
-    from ccm import yamlio
-
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
@@ -239,13 +237,18 @@ def load_config(path: str = DEFAULT_PATH) -> AgentConfig:
         raise ConfigError(f"agent configuration {path} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read agent configuration {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
+    return parse_config(decode_yaml(raw, path, MAX_CONFIG_BYTES, ConfigError), path)
+
+
+def decode_yaml(raw: bytes, shown: str, limit: int, error: Type[ValidationError]) -> Any:
+    """One bounded YAML document; every failure is one line naming ``shown``."""
+    from ccm import yamlio
+
+    if len(raw) > limit:
+        raise error(f"{shown}: larger than {limit} bytes")
     try:
-        doc = yamlio.load(raw.decode("utf-8"))
+        return yamlio.load(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
+        raise error(f"{shown}: not UTF-8 text") from None
     except yamlio.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise ConfigError(f"{path}: invalid YAML: {reason}") from None
-    return parse_config(doc, path)
+        raise error(f"{shown}: invalid YAML: {' '.join(str(exc).split())}") from None

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ccm.agent.config import ManifestSetConfig, check_manifest_source
+from ccm.agent.config import ManifestSetConfig, check_manifest_source, decode_yaml
 from ccm.model.errors import CCMError, ValidationError
 
 MAX_SET_BYTES = 1 << 20
@@ -51,16 +51,7 @@ class ManifestSet:
 def parse_set(raw: bytes, shown: str, *, relative_base: Optional[str] = None) -> Tuple[Member, ...]:
     """Decode and validate a set document; relative local sources are allowed only
     when ``relative_base`` is given (path mode: the set file's directory)."""
-    from ccm import yamlio
-
-    if len(raw) > MAX_SET_BYTES:
-        raise SetError(f"{shown}: larger than {MAX_SET_BYTES} bytes")
-    try:
-        doc = yamlio.load(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SetError(f"{shown}: not UTF-8 text") from None
-    except yamlio.YAMLError as exc:
-        raise SetError(f"{shown}: invalid YAML: {' '.join(str(exc).split())}") from None
+    doc = decode_yaml(raw, shown, MAX_SET_BYTES, SetError)
     if not isinstance(doc, dict):
         raise SetError(f"{shown}: must be a mapping with a manifests list, got {type(doc).__name__}")
     for k in doc:
