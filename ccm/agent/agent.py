@@ -53,7 +53,7 @@ class Agent:
         self.metrics: Any = self._metrics()
         self.environ = {k: v for k, v in os.environ.items() if v}
         self._bridge: Any = None
-        self._publisher: Any = None
+        self._registration = ""   # publisher kind, once the NATS layer accepted it
         self.set_loader: Optional[SetLoader] = None
         if cfg.manifest_set is not None:
             self.set_loader = SetLoader(cfg.manifest_set, cache_dir=cfg.cache_dir,
@@ -85,13 +85,17 @@ class Agent:
         store: ObjectStore = self.bridge().object_store()
         return store
 
-    def new_manager(self, log: UserLogger) -> Any:
-        return runner.new_manager(facts=self.facts, environ=self.environ, metrics=self.metrics, user_log=log,
-                                  nats_context=self.nats_context, publisher=self._publisher)
+    def new_manager(self, log: UserLogger, *, publish: bool = True) -> Any:
+        manager = runner.new_manager(facts=self.facts, environ=self.environ, metrics=self.metrics, user_log=log,
+                                     nats_context=self.nats_context)
+        self.bridge().share_with(manager)
+        if publish and self._registration:
+            self.bridge().enable_registration(manager, self._registration)
+        return manager
 
     def validate(self, path: str) -> None:
         """Resolve a candidate bundle with the current facts and data (nothing runs)."""
-        manager = self.new_manager(self.log.bind(validate=True))
+        manager = self.new_manager(self.log.bind(validate=True), publish=False)
         manifest = runner.load(manager, path, self.data)
         manifest.cleanup()
 
@@ -135,7 +139,10 @@ class Agent:
                           port=self.monitor.server_address[1])
         if cfg.registration:
             try:
-                self._publisher = self.bridge().publisher(cfg.registration)
+                self.bridge().enable_registration(runner.new_manager(
+                    facts={}, environ={}, metrics=None, user_log=self.log, nats_context=self.nats_context),
+                    cfg.registration)
+                self._registration = cfg.registration
             except CCMError as exc:
                 self.log.error("Registration publishing disabled", error=str(exc))
         for source in cfg.manifests:

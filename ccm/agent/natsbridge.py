@@ -51,16 +51,25 @@ class NatsBridge:
         loader: Callable[[str, str], bytes] = hiera_loader(conn)
         return loader
 
-    def publisher(self, mode: str) -> Any:
-        conn = self.connection(f"registration: {mode}")
+    def share_with(self, manager: Any) -> None:
+        """Give ``manager`` the agent's one connection (kvGet, registrations() and
+        publishing then share it); a build without the NATS layer leaves it alone."""
+        if not hasattr(manager, "nats_connection"):
+            return
         try:
-            from ccm.registration import publish
+            manager._nats = self.connection("NATS")
+        except SourceUnavailable:
+            pass
+
+    def enable_registration(self, manager: Any, kind: str) -> None:
+        """Publish ``register_when_stable`` entries of this manager's runs (the CLI's gate)."""
+        self.connection(f"registration publishing ({kind}):")
+        try:
+            from ccm.registration.publish import enable
         except ImportError:
-            raise SourceUnavailable(f"registration publishing {NEEDS}") from None
-        factory = getattr(publish, "publisher_for", None)
-        if factory is None:
-            raise SourceUnavailable(f"registration publishing {NEEDS}")
-        return factory(conn, mode)
+            raise SourceUnavailable(f"registration publishing ({kind}): {NEEDS}") from None
+        self.share_with(manager)
+        enable(manager, kind, getattr(manager, "registration_stream", None))
 
     def close(self) -> None:
         with self._lock:

@@ -32,15 +32,11 @@ class StoppableResources(list):  # type: ignore[type-arg]
 
 
 def new_manager(*, facts: Optional[Dict[str, Any]], environ: Dict[str, str], metrics: Any, user_log: Any,
-                nats_context: str, runner: Any = None, publisher: Any = None) -> Any:
+                nats_context: str) -> Any:
     """A manager for one worker (its own memory session and working directory)."""
     from ccm.manager import build
 
-    manager = build(facts=facts, environ=environ, metrics=metrics, user_log=user_log,
-                    nats_context=nats_context, runner=runner)
-    if publisher is not None:
-        manager.publish_registrations = publisher  # type: ignore[attr-defined]  # engine hook
-    return manager
+    return build(facts=facts, environ=environ, metrics=metrics, user_log=user_log, nats_context=nats_context)
 
 
 def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]]) -> Any:
