@@ -113,3 +113,26 @@ def test_kv_external_data_and_registration_publishing(tmp_path, nats):
         assert doc[0]["address"] == "10.0.0.9" and doc[0]["service"] == "web"
     finally:
         assert agent.stop() == 0
+
+
+def test_manifest_set_from_the_object_store(tmp_path, nats):
+    server, env = nats
+    out = tmp_path / "out"
+    out.mkdir()
+    a = write_yaml(str(tmp_path / "a.yaml"), file_manifest(str(out), prefix="a"))
+    obj_put(server, "set.yaml", f"manifests: [{{name: a, source: {a}}}]\n".encode())
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {
+        "interval": "1h", "manifest_set": {"source": "obj://MANIFESTS/set.yaml", "interval": "0.5s"},
+        "monitor_port": port, "cache_dir": str(tmp_path / "cache")})
+    agent = AgentProcess(cfg, str(tmp_path), port, env=env)
+    try:
+        wait_for(lambda: (out / "a0.txt").exists(), 30, what="set member applied")
+        st = agent.status()["manifest_set"]
+        assert st["mode"] == "obj" and st["source"] == "obj://MANIFESTS/set.yaml" and st["last_error"] is None
+        obj_put(server, "set.yaml", b"manifests: [{name: a, source: relative.yaml}]\n")
+        st = agent.wait_status(lambda s: s["manifest_set"]["last_error"], 30)
+        assert "absolute path" in st["manifest_set"]["last_error"]
+        assert [m["name"] for m in st["manifests"]] == ["a"]   # the last good set keeps running
+    finally:
+        assert agent.stop() == 0
