@@ -134,7 +134,11 @@ class Agent:
         if cfg.monitor_port:
             from ccm.agent.monitor import serve
 
-            self.monitor = serve(self, cfg.monitor_port, cfg.monitor_address)
+            try:
+                self.monitor = serve(self, cfg.monitor_port, cfg.monitor_address)
+            except OSError as exc:
+                raise CCMError(f"cannot serve monitor_port {cfg.monitor_port} on {cfg.monitor_address}: "
+                               f"{exc.strerror or exc}") from None
             self.log.info("Serving metrics and status", address=cfg.monitor_address,
                           port=self.monitor.server_address[1])
         if cfg.registration:

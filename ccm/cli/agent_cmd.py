@@ -8,8 +8,9 @@ given: the file's value is honoured otherwise (upstream's flag default always wo
 from __future__ import annotations
 
 import os
+import select
 import signal
-from typing import Any, List
+from typing import List
 
 from ccm.cli.common import ArgumentParser
 
@@ -20,6 +21,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--config", default=DEFAULT_PATH, metavar="FILE", help=f"agent configuration (default {DEFAULT_PATH})")
     p.add_argument("--context", default=os.environ.get("NATS_CONTEXT") or None,
                    help="NATS context (overrides nats_context; env NATS_CONTEXT)")
+    p.add_argument("--check", action="store_true", help="validate the configuration and exit")
     return p
 
 def run(argv: List[str]) -> int:
@@ -31,26 +33,43 @@ def run(argv: List[str]) -> int:
 
     args = parser().parse_args(argv)
     cfg = load_config(args.config)
+    if args.check:
+        print(f"{args.config}: configuration ok")
+        return 0
     level = ccmlog._state["user_level"]
     log = make_logger(cfg.log_level, debug=level == ccmlog.DEBUG,
                       info=ccmlog._state["internal_level"] == ccmlog.INFO)
     agent = Agent(cfg, log, nats_context=args.context)
 
-    def on_stop(signum: int, _frame: Any) -> None:
-        if not agent.stop_event.is_set():
-            log.warn("Shutting down", signal=signal.Signals(signum).name)
-        agent.stop()
-
-    def on_hup(_signum: int, _frame: Any) -> None:
-        log.info("Reloading the manifest set and external data (SIGHUP)")
-        agent.reload()
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, on_hup)
+    # Handlers only record the signal: the main thread acts on it, so a handler never
+    # takes a lock the interrupted code might hold.
+    received: List[int] = []
+    rfd, wfd = os.pipe()
+    os.set_blocking(rfd, False)
+    os.set_blocking(wfd, False)
+    signal.set_wakeup_fd(wfd)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: received.append(signum))
     agent.start()
-    while not agent.stop_event.wait(1.0):
-        pass
-    if not agent.shutdown(timeout=12.0):
-        log.warn("Exiting while a resource is still running")
+    try:
+        while not agent.stop_event.is_set():
+            select.select([rfd], [], [], 5.0)
+            try:
+                os.read(rfd, 512)
+            except BlockingIOError:
+                pass
+            while received:
+                signum = received.pop(0)
+                if signum == signal.SIGHUP:
+                    log.info("Reloading the manifest set and external data", signal="SIGHUP")
+                    agent.reload()
+                elif not agent.stop_event.is_set():
+                    log.warn("Shutting down", signal=signal.Signals(signum).name)
+                    agent.stop()
+    finally:
+        if not agent.shutdown(timeout=12.0):
+            log.warn("Exiting while a resource is still running")
+        signal.set_wakeup_fd(-1)
+        os.close(rfd)
+        os.close(wfd)
     return 0

@@ -142,3 +142,15 @@ def test_nats_context_from_the_file_is_honoured_unless_the_flag_is_given(monkeyp
     assert Agent(cfg, log, nats_context=parser().parse_args(["--context", "FLAG"]).context).nats_context == "FLAG"
     monkeypatch.setenv("NATS_CONTEXT", "ENV")
     assert Agent(cfg, log, nats_context=parser().parse_args([]).context).nats_context == "ENV"
+
+
+def test_check_flag_validates_and_exits(tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("manifests: [/srv/m.yaml]\n")
+    r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", str(cfg), "--check"], capture_output=True,
+                       text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
+    assert r.returncode == 0 and r.stdout == f"{cfg}: configuration ok\n"
+    cfg.write_text("manifests: [/srv/m.yaml]\nmonitor_port: -1\n")
+    r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", str(cfg), "--check"], capture_output=True,
+                       text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
+    assert r.returncode == 1 and "monitor_port: must be a port number" in r.stderr

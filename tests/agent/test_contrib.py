@@ -53,7 +53,7 @@ def test_lsb_init_script_reports_a_bad_config(tmp_path):
     defaults.write_text(f"CCM={wrapper}\nCONFIG={cfg}\nPIDFILE={tmp_path}/agent.pid\nLOGFILE={tmp_path}/log\n")
     r = subprocess.run(["sh", INIT, "start"], env=dict(os.environ, CCM_AGENT_DEFAULTS=str(defaults)),
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and "failed" in r.stdout
+    assert r.returncode == 1 and "invalid configuration" in r.stdout
     assert "intervall: unknown key" in (tmp_path / "log").read_text()
 
 
@@ -61,5 +61,6 @@ def test_systemd_unit_stops_with_sigterm_and_reloads_with_sighup():
     text = open(UNIT).read()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     assert "ExecStart=/usr/local/bin/ccm agent --config /etc/choria/ccm/config.yaml" in lines
+    assert "ExecStartPre=/usr/local/bin/ccm agent --config /etc/choria/ccm/config.yaml --check" in lines
     assert "ExecReload=/bin/kill -HUP $MAINPID" in lines and "KillSignal=SIGTERM" in lines
     assert "TimeoutStopSec=20" in lines and "[Install]" in lines

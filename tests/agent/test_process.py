@@ -143,3 +143,21 @@ def test_no_monitor_port_imports_neither_metrics_nor_nats(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().replace("'", '"')) == []
     assert (tmp_path / "f0.txt").exists()
+
+
+def test_busy_monitor_port_is_one_clear_line(tmp_path):
+    import socket
+
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m], "monitor_port": port,
+                                                         "cache_dir": str(tmp_path / "cache")})
+        r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", cfg], capture_output=True, text=True,
+                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT, **FAST), timeout=30,
+                           stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert f"ccm: error: cannot serve monitor_port {port} on 127.0.0.1: Address already in use" in r.stderr
+    assert "Traceback" not in r.stderr
