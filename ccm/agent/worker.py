@@ -228,8 +228,6 @@ class Worker:
             return None
         # the engine names the manifest itself; set members also carry their name
         log = self.agent.log.bind(worker=self.name) if self.name is not None else self.agent.log.bind()
-        if health_check_only:
-            log = log.bind(healthcheck=True)
         manager = self._get_manager()
         manager.set_facts(self.agent.facts or {})
         manager.user_log = log

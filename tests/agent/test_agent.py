@@ -222,6 +222,7 @@ def test_reload_resolves_external_data_now(tmp_path):
     data = write_yaml(str(tmp_path / "data.yaml"), {"data": {"word": "one"}})
     m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
     with Run(tmp_path, {"interval": "1h", "manifests": [m], "external_data_url": data}) as r:
+        wait_for(lambda: r.worker(m).status.applies == 1, 10, what="the first apply (it resolves data too)")
         assert r.agent.data == {"word": "one"}
         write_yaml(data, {"data": {"word": "two"}})
         time.sleep(0.3)

@@ -81,20 +81,22 @@ def test_status_and_metrics_endpoints(tmp_path):
     srv.set("/web.tar.gz", bundle({"app/manifest.yaml": open(write_yaml(
         str(tmp_path / "web.yaml"), file_manifest(str(out), prefix="web"))).read()}))
     web, dead = srv.url("/web.tar.gz"), srv.url("/missing.tar.gz")
-    data = tmp_path / "data.yaml"
+    data = write_yaml(str(tmp_path / "data.yaml"), {"data": {"word": "external"}})
     port = free_port()
     cfg = write_yaml(str(tmp_path / "config.yaml"), {
-        "interval": "0.5s", "health_check_interval": "0.4s", "manifests": [local, web, dead],
-        "external_data_url": str(data), "monitor_port": port, "cache_dir": str(tmp_path / "cache")})
+        "interval": "1h", "health_check_interval": "0.4s", "manifests": [local, web, dead],
+        "external_data_url": data, "monitor_port": port, "cache_dir": str(tmp_path / "cache")})
     agent = AgentProcess(cfg, str(tmp_path), port)
     try:
-        agent.wait_log("No external data resolved yet")
-        write_yaml(str(data), {"data": {"word": "external"}})
         wait_for(lambda: target.exists() and (out / "web0.txt").exists(), 20, what="applies")
         assert target.read_text() == "external"
         target.unlink()
         agent.wait_log("Healthcheck reported critical")
         wait_for(lambda: target.exists(), 10, what="remediation")
+        with open(data, "w") as fh:
+            fh.write("data: [broken\n")
+        agent.proc.send_signal(signal.SIGHUP)    # data re-resolved now: fails, the last good value stays
+        agent.wait_log("Using previously resolved external data")
         st = agent.wait_status(lambda s: all(m["last_apply"] for m in s["manifests"][:2]))
         assert st["manifest_set"] == {"mode": "static", "source": cfg, "revision": None,
                                       "last_load": st["manifest_set"]["last_load"], "last_error": None,
@@ -115,6 +117,7 @@ def test_status_and_metrics_endpoints(tmp_path):
         assert "choria_ccm_resource_state_total_count" in types and "choria_ccm_healthcheck_status_count" in types
         assert "_total{" not in text and "_created" not in text
         assert f'choria_ccm_agent_manifest_fetch_count{{manifest="{web}"}} 1' in text
+        assert f'choria_ccm_agent_data_resolve_error_count{{url="{data}"}} 10' in text
         from prometheus_client.parser import text_string_to_metric_families
 
         names = {f.name for f in text_string_to_metric_families(text)}
