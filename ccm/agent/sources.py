@@ -253,6 +253,7 @@ class HTTPSource:
 
     def discard(self, candidate: Candidate) -> None:
         self._cache.discard(candidate)
+        self.etag = self.last_modified = self.sha = ""   # a rejected bundle is fetched again next check
 
 
 class ObjectSource:
@@ -284,7 +285,7 @@ class ObjectSource:
         except CCMError as exc:
             raise SourceError(f"could not check {self.shown}: {exc}") from None
         if digest is None:
-            if self.digest:
+            if self.manifest_path is not None:
                 raise SourceGone("file deleted from bucket")
             raise SourceError(f"object {self.key} not found in bucket {self.bucket}")
         if digest == self.digest:
@@ -304,6 +305,7 @@ class ObjectSource:
 
     def discard(self, candidate: Candidate) -> None:
         self._cache.discard(candidate)
+        self.digest = ""   # a rejected bundle is fetched again next check
 
 
 def make_source(source: str, *, cache_dir: str, check_interval: float, local_interval: float,
