@@ -3,6 +3,7 @@
 #   make run     build dist/ccm.pyz and apply the bundled demo manifest to a scratch dir
 #   make test    create .venv, install what the tests need, run the suite
 #   make bench   benchmarks (figures, not pass/fail)
+#   make lint typecheck   ruff and mypy (zero findings; CI runs both)
 
 SHELL := /bin/bash
 # Test on the oldest CPython we support when this machine has it (pyenv), else python3.
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-agent bench clean
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-agent bench clean lint typecheck
 
 all: pyz
 
@@ -64,6 +65,13 @@ test-sysv: $(STAMP)
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz
 	CCM_TEST_PYZ=$(CURDIR)/dist/ccm.pyz $(VPY) -m pytest -q -rs -p no:xdist -m hosts tests/hosts
+
+# Static checks (configured in pyproject.toml): ruff's small rule set and mypy, both zero findings.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check ccm tests
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
 
 bench: pyz
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

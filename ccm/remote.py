@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get, redact_url
 from ccm.model.errors import ManifestError
@@ -28,7 +28,7 @@ MANIFEST_NAME = "manifest.yaml"
 def find_manifest(root: str) -> Optional[str]:
     level = [root]
     while level:
-        nxt = []
+        nxt: List[str] = []
         for d in level:
             try:
                 names = sorted(os.listdir(d))

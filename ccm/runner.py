@@ -90,15 +90,17 @@ class SubprocessRunner:
         except OSError as exc:
             return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
         timed_out = False
+        out: bytes
+        err_b: bytes
         try:
-            out, err = proc.communicate(input=stdin, timeout=timeout)
+            out, err_b = proc.communicate(input=stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)
-            out, err = proc.communicate()
+            out, err_b = proc.communicate()
         duration = time.monotonic_ns() - started
         stdout = out.decode("utf-8", "replace")
-        stderr = err.decode("utf-8", "replace")
+        stderr = err_b.decode("utf-8", "replace")
         if timed_out:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
                                  error=f"command timed out after {timeout:g}s and was killed",
@@ -106,7 +108,7 @@ class SubprocessRunner:
         code = proc.returncode
         if code < 0:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
-                                 error=f"signal: {_SIGNAL_TEXT.get(-code, signal.Signals(-code).name)}",
+                                 error=f"signal: {_SIGNAL_TEXT.get(signal.Signals(-code), signal.Signals(-code).name)}",
                                  duration_ns=duration)
         return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=code, duration_ns=duration)
 

@@ -53,7 +53,7 @@ class Agent:
         self.metrics: Any = self._metrics()
         self.environ = {k: v for k, v in os.environ.items() if v}
         self._bridge: Any = None
-        self._registration = ""   # publisher kind, once the NATS layer accepted it
+        self.root: Any = None      # the manager every worker's manager is a child of
         self.set_loader: Optional[SetLoader] = None
         if cfg.manifest_set is not None:
             self.set_loader = SetLoader(cfg.manifest_set, cache_dir=cfg.cache_dir,
@@ -85,17 +85,12 @@ class Agent:
         store: ObjectStore = self.bridge().object_store()
         return store
 
-    def new_manager(self, log: UserLogger, *, publish: bool = True) -> Any:
-        manager = runner.new_manager(facts=self.facts, environ=self.environ, metrics=self.metrics, user_log=log,
-                                     nats_context=self.nats_context)
-        self.bridge().share_with(manager)
-        if publish and self._registration:
-            self.bridge().enable_registration(manager, self._registration)
-        return manager
+    def new_manager(self, log: UserLogger) -> Any:
+        return runner.worker_manager(self.root, log)
 
     def validate(self, path: str) -> None:
         """Resolve a candidate bundle with the current facts and data (nothing runs)."""
-        manager = self.new_manager(self.log.bind(validate=True), publish=False)
+        manager = self.new_manager(self.log.bind(validate=True))
         manifest = runner.load(manager, path, self.data)
         manifest.cleanup()
 
@@ -141,12 +136,12 @@ class Agent:
                                f"{exc.strerror or exc}") from None
             self.log.info("Serving metrics and status", address=cfg.monitor_address,
                           port=self.monitor.server_address[1])
+        self.root = runner.root_manager(environ=self.environ, metrics=self.metrics, user_log=self.log,
+                                        nats_context=self.nats_context)
+        self.bridge().share_with(self.root)   # one NATS connection for every worker
         if cfg.registration:
             try:
-                self.bridge().enable_registration(runner.new_manager(
-                    facts={}, environ={}, metrics=None, user_log=self.log, nats_context=self.nats_context),
-                    cfg.registration)
-                self._registration = cfg.registration
+                self.bridge().enable_registration(self.root, cfg.registration)
             except CCMError as exc:
                 self.log.error("Registration publishing disabled", error=str(exc))
         for source in cfg.manifests:
@@ -203,6 +198,7 @@ class Agent:
             self.facts = timing.retry(gather, stop=self.stop_event, max_tries=timing.MAX_TRIES_BEFORE_FALLBACK,
                                       on_error=failed)
             self._facts_at = time.monotonic()
+            self.root.set_facts(self.facts)   # shared by every worker's manager
         except Exception:
             if previous is not None:
                 self.log.warn("Using previously gathered facts")

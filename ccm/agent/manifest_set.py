@@ -128,7 +128,7 @@ def _http_fetcher(url: str) -> Fetcher:
                     raise SetError(f"manifest set {redact_url(url)} is larger than {MAX_SET_BYTES} bytes")
                 return buf.write(data)
         try:
-            get(url, _Cap(), headers=headers, timeout=60.0, response_headers=got)  # type: ignore[arg-type]
+            get(url, _Cap(), headers=headers, timeout=60.0, response_headers=got)
         except NotModified:
             return None, validators.get("etag", "")
         except HTTPGetError as exc:

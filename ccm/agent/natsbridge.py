@@ -15,6 +15,13 @@ from ccm.agent.sources import ObjectStore, SourceUnavailable
 NEEDS = "need the NATS layer (ccm.nats), which this build does not have"
 
 
+def _layer(module: str) -> Any:
+    """A module of the NATS layer, imported on first use."""
+    import importlib
+
+    return importlib.import_module(module)
+
+
 class NatsBridge:
     """One shared connection for all workers, opened on first use."""
 
@@ -27,10 +34,10 @@ class NatsBridge:
         with self._lock:
             if self._conn is None:
                 try:
-                    from ccm.nats.connection import Connection
+                    connection = _layer("ccm.nats.connection")
                 except ImportError:
                     raise SourceUnavailable(f"{what} {NEEDS}") from None
-                self._conn = Connection(self.context_name)
+                self._conn = connection.Connection(self.context_name)
             return self._conn
 
     def object_store(self) -> ObjectStore:
@@ -46,9 +53,7 @@ class NatsBridge:
 
     def kv_loader(self) -> Callable[[str, str], bytes]:
         conn = self.connection("kv:// external data")
-        from ccm.nats.kv import hiera_loader
-
-        loader: Callable[[str, str], bytes] = hiera_loader(conn)
+        loader: Callable[[str, str], bytes] = _layer("ccm.nats.kv").hiera_loader(conn)
         return loader
 
     def share_with(self, manager: Any) -> None:
@@ -65,11 +70,11 @@ class NatsBridge:
         """Publish ``register_when_stable`` entries of this manager's runs (the CLI's gate)."""
         self.connection(f"registration publishing ({kind}):")
         try:
-            from ccm.registration.publish import enable
+            publish = _layer("ccm.registration.publish")
         except ImportError:
             raise SourceUnavailable(f"registration publishing ({kind}): {NEEDS}") from None
         self.share_with(manager)
-        enable(manager, kind, getattr(manager, "registration_stream", None))
+        publish.enable(manager, kind, getattr(manager, "registration_stream", None))
 
     def close(self) -> None:
         with self._lock:
@@ -102,6 +107,4 @@ class _ObjectStore:
         return None if state.get("missing") else str(state["digest"])
 
     def download(self, bucket: str, key: str, out: IO[bytes]) -> None:
-        from ccm.nats.objstore import download
-
-        download(self.conn, bucket, key, out)  # type: ignore[arg-type]
+        _layer("ccm.nats.objstore").download(self.conn, bucket, key, out)

@@ -229,7 +229,6 @@ class Worker:
         # the engine names the manifest itself; set members also carry their name
         log = self.agent.log.bind(worker=self.name) if self.name is not None else self.agent.log.bind()
         manager = self._get_manager()
-        manager.set_facts(self.agent.facts or {})
         manager.user_log = log
         if not health_check_only:
             self._last_full_apply = now

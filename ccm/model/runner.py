@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Protocol, Sequence
+from typing import Any, Dict, Mapping, Optional, Protocol, Sequence
 
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.
@@ -18,7 +18,7 @@ class CommandResult:
     error: Optional[str] = None        # could not start, timed out, killed
     duration_ns: int = 0
     timed_out: bool = False
-    extra: dict = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -39,7 +39,7 @@ LSB_STOPPED = (1, 2, 3)
 def start_links(rc_root: str, service: str, runlevels: Sequence[str] = BOOT_RUNLEVELS) -> List[str]:
     """The ``S<NN><service>`` links of the boot runlevels, in both common layouts."""
     pattern = re.compile(r"^S\d{2}" + re.escape(service) + r"$")
-    found = []
+    found: List[str] = []
     seen = set()
     for level in runlevels:
         for d in (os.path.join(rc_root, f"rc{level}.d"), os.path.join(rc_root, "rc.d", f"rc{level}.d")):
