@@ -128,12 +128,14 @@ def main() -> None:
         ps = psutil.Process(proc.pid)
         samples = []   # (wall, rss, cpu seconds)
         end = time.time() + args.minutes * 60
-        while time.time() < end and proc.poll() is None:
-            t = ps.cpu_times()
-            samples.append((time.time(), ps.memory_info().rss, t.user + t.system))
-            time.sleep(0.5)
-        proc.terminate()
-        rc = proc.wait(30)
+        try:
+            while time.time() < end and proc.poll() is None:
+                t = ps.cpu_times()
+                samples.append((time.time(), ps.memory_info().rss, t.user + t.system))
+                time.sleep(0.5)
+        finally:
+            proc.terminate()
+            rc = proc.wait(30)
         with open(log_path) as fh:
             events = parse_log(fh.read())
         starts = [t for t, msg in events if msg == "Starting scheduled run"]
