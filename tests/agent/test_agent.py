@@ -246,3 +246,17 @@ def test_removed_member_stops_and_status_says_why(tmp_path):
         assert r.agent.members == {} and gone.stopped
         assert gone.status.state == "stopped" and gone.status.stopped_reason == "removed from the manifest set"
         assert r.agent.status()["manifests"] == []
+
+
+def test_unforced_applies_respect_the_30s_floor(tmp_path):
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+    with Run(tmp_path, {"interval": "1h", "manifests": [m]}) as r:
+        w = r.worker(m)
+        wait_for(lambda: w.status.applies == 1, 10, what="first apply")
+        with r.agent.apply_lock:
+            assert w.run(force=True) is not None     # a full apply starts the floor
+            assert w.run() is None                   # right after it: skipped
+            assert w.run(force=True) is not None     # priority applies are never skipped
+            assert w.run(health_check_only=True) is not None
+        skipped = r.messages("Skipping apply due to minimum configured apply interval")
+        assert skipped and dict(skipped[-1]["attrs"])["min"] == "300ms"
