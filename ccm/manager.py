@@ -136,6 +136,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
+        self.run_cache: Any = None    # the current run's RunCache (ccm.apply.runcache), else None
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,
@@ -218,11 +219,12 @@ class Manager:
         self.record(event)
         return event
 
-    def status(self, type_name: str, name: str) -> ResourceState:
-        """The observed state of one resource, through the provider an apply would use."""
+    def status(self, type_name: str, name: str, *, provider: Optional[str] = None) -> ResourceState:
+        """The observed state of one resource, through the provider an apply would use
+        (or the forced ``provider``)."""
         from ccm.resources import base
 
-        return base.observe(self, self.spec(type_name), name)
+        return base.observe(self, self.spec(type_name), name, provider=provider)
 
     def apply_resource(self, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
         """Run one already-validated resource through the shared flow (not recorded)."""

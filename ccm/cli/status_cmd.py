@@ -13,6 +13,7 @@ def run(argv: List[str]) -> int:
     p.add_argument("type")
     p.add_argument("name")
     p.add_argument("--json", action="store_true", help="JSON instead of YAML")
+    p.add_argument("--provider", help="force a provider (as in `ccm ensure --provider`)")
     args = p.parse_args(argv)
 
     from ccm.cli.setup import build_manager
@@ -26,7 +27,7 @@ def run(argv: List[str]) -> int:
             print(spec.status_unsupported_message)
             return 0
         raise CCMError(f"could not get status: unsupported resource type {args.type}")
-    state = manager.status(args.type, args.name)
+    state = manager.status(args.type, args.name, provider=args.provider)
     metadata = state.metadata
     if args.json:
         sys.stdout.write(to_json(metadata) + "\n")

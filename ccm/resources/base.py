@@ -10,7 +10,7 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -45,7 +45,11 @@ def _control_allows(props: Properties, env: Any) -> bool:
 
 def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
-    return factory, factory.new(manager.runner, manager.user_log)
+    provider = factory.new(manager.runner, manager.user_log)
+    cache = getattr(manager, "run_cache", None)   # optional capability: prefetching providers
+    if cache is not None and hasattr(provider, "use_run_cache"):
+        provider.use_run_cache(cache)
+    return factory, provider
 
 
 def context(manager: RunManager, user_log: UserLog) -> ResourceContext:
@@ -56,12 +60,16 @@ def context(manager: RunManager, user_log: UserLog) -> ResourceContext:
                            template_environment=manager.template_environment, nested=manager)
 
 
-def observe(manager: RunManager, spec: "TypeSpec", name: str) -> ResourceState:
+def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
     """``ccm status`` and goss probes: the state of ``name`` through the provider this host
-    would use and the type's own ``status`` (no control gate, templates or plan)."""
+    would use (or the forced ``provider``) and the type's own ``status`` (no control gate,
+    templates or plan)."""
     if spec.status_name is not None:
         name = spec.status_name(name)
-    props = Properties(spec.name, {"name": name, "ensure": spec.default_ensure or "present"}, spec.all_fields)
+    values: Dict[str, Any] = {"name": name, "ensure": spec.default_ensure or "present"}
+    if provider:
+        values["provider"] = provider
+    props = Properties(spec.name, values, spec.all_fields)
     _factory, provider = select_provider(manager, props)
     state: ResourceState = spec.new_logic().status(provider, props, context(manager, manager.user_log))
     return state

@@ -98,6 +98,9 @@ class SysvProvider:
     def is_enabled(self, service: str) -> bool:
         return bool(start_links(self.rc_root, service))
 
+    # No batching here (unlike apt, dnf and systemd): each init script's own `status` is
+    # the truth about its daemon and there is no command that answers for several, so
+    # every service resource runs its script once per status read.
     def status(self, service: str) -> ResourceState:
         with self.lock.hold(f"{self.init_dir}/{service} status"):
             script = self.script(service)
