@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import List, Optional, Tuple
+from typing import BinaryIO, Callable, List, Optional, Tuple
 
 from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get, redact_url
 from ccm.model.errors import ManifestError
 
-__all__ = ["fetch_bundle", "find_manifest", "redact_url"]
+__all__ = ["bundle_from", "fetch_bundle", "find_manifest", "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
 
@@ -45,18 +45,27 @@ def find_manifest(root: str) -> Optional[str]:
 
 
 def fetch_bundle(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> Tuple[str, str]:
+    shown = redact_url(url)
+
+    def download(out: BinaryIO) -> None:
+        try:
+            get(url, out, timeout=timeout)
+        except HTTPGetError as exc:
+            raise ManifestError(f"could not fetch manifest {shown}: {exc}") from None
+
+    return bundle_from(download, shown)
+
+
+def bundle_from(download: Callable[[BinaryIO], None], shown: str) -> Tuple[str, str]:
+    """Write a gzipped tar with ``download(file)``, extract it safely -> (manifest, tmpdir)."""
     from ccm import safe_extract
 
-    shown = redact_url(url)
     tmpdir = tempfile.mkdtemp(prefix="manifest-")
     try:
         os.chmod(tmpdir, 0o700)
         archive = os.path.join(tmpdir, "bundle.tar.gz")
-        try:
-            with open(archive, "wb") as out:
-                get(url, out, timeout=timeout)
-        except HTTPGetError as exc:
-            raise ManifestError(f"could not fetch manifest {shown}: {exc}") from None
+        with open(archive, "wb") as out:
+            download(out)
         dest = os.path.join(tmpdir, "bundle")
         try:
             safe_extract.extract(archive, dest, kind=safe_extract.KIND_TGZ, allow_links=False, dir_mode=0o700)

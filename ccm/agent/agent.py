@@ -78,7 +78,7 @@ class Agent:
         if self._bridge is None:
             from ccm.agent.natsbridge import NatsBridge
 
-            self._bridge = NatsBridge(self.nats_context)
+            self._bridge = NatsBridge(lambda: self.root)
         return self._bridge
 
     def object_store(self) -> ObjectStore:
@@ -138,7 +138,6 @@ class Agent:
                           port=self.monitor.server_address[1])
         self.root = runner.root_manager(environ=self.environ, metrics=self.metrics, user_log=self.log,
                                         nats_context=self.nats_context)
-        self.bridge().share_with(self.root)   # one NATS connection for every worker
         if cfg.registration:
             try:
                 self.bridge().enable_registration(self.root, cfg.registration)

@@ -23,10 +23,11 @@ def _layer(module: str) -> Any:
 
 
 class NatsBridge:
-    """One shared connection for all workers, opened on first use."""
+    """The NATS features over the agent's root manager's one connection (which every
+    worker's manager, a ``Manager.child()`` of it, shares for kvGet and registrations())."""
 
-    def __init__(self, context_name: str):
-        self.context_name = context_name
+    def __init__(self, root: Callable[[], Any]):
+        self._root = root
         self._conn: Any = None
         self._lock = threading.Lock()
 
@@ -34,10 +35,10 @@ class NatsBridge:
         with self._lock:
             if self._conn is None:
                 try:
-                    connection = _layer("ccm.nats.connection")
+                    _layer("ccm.nats.connection")
                 except ImportError:
                     raise SourceUnavailable(f"{what} {NEEDS}") from None
-                self._conn = connection.Connection(self.context_name)
+                self._conn = self._root().nats_connection()
             return self._conn
 
     def object_store(self) -> ObjectStore:
@@ -56,16 +57,6 @@ class NatsBridge:
         loader: Callable[[str, str], bytes] = _layer("ccm.nats.kv").hiera_loader(conn)
         return loader
 
-    def share_with(self, manager: Any) -> None:
-        """Give ``manager`` the agent's one connection (kvGet, registrations() and
-        publishing then share it); a build without the NATS layer leaves it alone."""
-        if not hasattr(manager, "nats_connection"):
-            return
-        try:
-            manager._nats = self.connection("NATS")
-        except SourceUnavailable:
-            pass
-
     def enable_registration(self, manager: Any, kind: str) -> None:
         """Publish ``register_when_stable`` entries of this manager's runs (the CLI's gate)."""
         self.connection(f"registration publishing ({kind}):")
@@ -73,7 +64,6 @@ class NatsBridge:
             publish = _layer("ccm.registration.publish")
         except ImportError:
             raise SourceUnavailable(f"registration publishing ({kind}): {NEEDS}") from None
-        self.share_with(manager)
         publish.enable(manager, kind, getattr(manager, "registration_stream", None))
 
     def close(self) -> None:

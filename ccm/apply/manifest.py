@@ -61,7 +61,10 @@ def _locate(source: str, manager: Any) -> Tuple[str, str, Optional[str]]:
         path, tmpdir = fetch_bundle(source)
         return path, redact_url(source), tmpdir
     if scheme == "obj":
-        raise ManifestError(f"object store manifests need NATS, which is not available in this build: {source}")
+        from ccm.nats.objstore import fetch_bundle as fetch_object
+
+        path, tmpdir = fetch_object(manager.nats_connection(), source)
+        return path, source, tmpdir
     if scheme:
         raise ManifestError(f"unsupported manifest source: {source}")
     path = source
@@ -170,7 +173,8 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
         if hiera_source:
             from ccm.data.sources import resolve_source
 
-            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False)
+            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False,
+                                     kv_loader=getattr(manager, "kv_loader", None))
             data = deep_merge(data, overlay.data)
             rules += list(overlay.rules)
         if overriding_data:

@@ -13,7 +13,7 @@ EXIT_REJECTED = 1
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm apply", description="Apply a manifest")
-    p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
+    p.add_argument("manifest", help="local path, obj://BUCKET/KEY, or http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
@@ -59,6 +59,10 @@ def run(argv: List[str]) -> int:
                             nats_context=args.context, registration_stream=args.registration, metrics=metrics)
     if args.json:
         manager.user_log.quiet = True
+    if args.publish_registrations:
+        from ccm.registration.publish import enable
+
+        enable(manager, args.publish_registrations, args.registration)
     manifest = manager.load(args.manifest, hiera=args.hiera)
     try:
         if args.render:
