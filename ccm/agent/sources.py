@@ -201,7 +201,28 @@ class _BundleCache:
             shutil.rmtree(candidate.directory, ignore_errors=True)
 
 
-class HTTPSource:
+class _RemoteSource:
+    """What http(s) and object-store sources share: the bundle cache and the swap."""
+
+    _cache: _BundleCache
+    fetches = 0
+
+    @property
+    def manifest_path(self) -> Optional[str]:
+        return self._cache.manifest_path
+
+    def commit(self, candidate: Candidate) -> None:
+        self._cache.commit(candidate)
+
+    def discard(self, candidate: Candidate) -> None:
+        self._cache.discard(candidate)
+        self._forget()   # a rejected bundle is fetched again next check
+
+    def _forget(self) -> None:
+        raise NotImplementedError
+
+
+class HTTPSource(_RemoteSource):
     kind = "http"
 
     def __init__(self, url: str, cache_dir: str, check_interval: float, timeout: float = 60.0):
@@ -217,11 +238,6 @@ class HTTPSource:
         self.etag = ""
         self.last_modified = ""
         self.sha = ""
-        self.fetches = 0
-
-    @property
-    def manifest_path(self) -> Optional[str]:
-        return self._cache.manifest_path
 
     def check(self) -> Optional[Candidate]:
         from ccm.httpget import HTTPGetError, NotModified, get
@@ -248,15 +264,11 @@ class HTTPSource:
         self.sha = sha
         return self._cache.extract(archive, self.etag or self.last_modified or sha[:12])
 
-    def commit(self, candidate: Candidate) -> None:
-        self._cache.commit(candidate)
-
-    def discard(self, candidate: Candidate) -> None:
-        self._cache.discard(candidate)
-        self.etag = self.last_modified = self.sha = ""   # a rejected bundle is fetched again next check
+    def _forget(self) -> None:
+        self.etag = self.last_modified = self.sha = ""
 
 
-class ObjectSource:
+class ObjectSource(_RemoteSource):
     kind = "obj"
 
     def __init__(self, source: str, cache_dir: str, check_interval: float, store: Callable[[], ObjectStore]):
@@ -268,11 +280,6 @@ class ObjectSource:
         self._store_factory = store
         self._store: Optional[ObjectStore] = None
         self.digest = ""
-        self.fetches = 0
-
-    @property
-    def manifest_path(self) -> Optional[str]:
-        return self._cache.manifest_path
 
     def check(self) -> Optional[Candidate]:
         if self._store is None:
@@ -300,12 +307,8 @@ class ObjectSource:
         self.digest = digest
         return self._cache.extract(archive, digest)
 
-    def commit(self, candidate: Candidate) -> None:
-        self._cache.commit(candidate)
-
-    def discard(self, candidate: Candidate) -> None:
-        self._cache.discard(candidate)
-        self.digest = ""   # a rejected bundle is fetched again next check
+    def _forget(self) -> None:
+        self.digest = ""
 
 
 def make_source(source: str, *, cache_dir: str, check_interval: float, local_interval: float,
