@@ -82,6 +82,13 @@ def parse_log(text: str) -> list:
     return events
 
 
+def _go_seconds(text: str) -> float:
+    m = re.match(r"([0-9.]+)(ms|s|µs|m)", text)
+    if not m:
+        return 0.0
+    return float(m.group(1)) * {"s": 1, "ms": 1e-3, "µs": 1e-6, "m": 60}[m.group(2)]
+
+
 def cli_applies(paths: list, reps: int) -> tuple:
     """-> (median whole-process seconds for all K manifests, median engine 'Run Time' sum)."""
     walls, engines = [], []
@@ -93,9 +100,9 @@ def cli_applies(paths: list, reps: int) -> tuple:
             wall += time.perf_counter() - started
             if r.returncode != 0:
                 raise SystemExit(f"ccm apply {p} failed: {r.stderr[-2000:]}")
-            m = re.search(r"Run Time: ([0-9.]+)(ms|s|µs)", r.stdout)
+            m = re.search(r"Run Time: (\S+)", r.stdout)
             if m:
-                engine += float(m.group(1)) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[m.group(2)]
+                engine += _go_seconds(m.group(1))
         walls.append(wall)
         engines.append(engine)
     return statistics.median(walls), statistics.median(engines)
@@ -141,6 +148,10 @@ def main() -> None:
         starts = [t for t, msg in events if msg == "Starting scheduled run"]
         ends = [t for t, msg in events if msg == "Completed scheduled run"]
         cycles = [e - s for s, e in zip(starts, ends)]
+        # the engine part of each cycle: its "Session: ... duration=" lines (what the CLI calls Run Time)
+        sessions = [(t, _go_seconds(msg.rsplit("duration=", 1)[1])) for t, msg in events
+                    if msg.startswith("Session:") and "duration=" in msg]
+        engine = [sum(d for t, d in sessions if s <= t <= e) for s, e in zip(starts, ends)]
         if not cycles:
             raise SystemExit(f"no scheduled cycle completed (exit {rc}); log in {log_path}")
         first_end = ends[0]
@@ -167,9 +178,12 @@ def main() -> None:
             "idle_window_s": round(idle_wall, 1),
             "cycle_s": {"first": round(cycles[0], 3), "median": round(statistics.median(steady), 3),
                         "max": round(max(steady), 3)},
+            "cycle_engine_s": {"median": round(statistics.median(engine[1:] or engine), 3)},
             "cli_apply_s": {"whole_processes": round(cli_wall, 3), "engine_run_time": round(cli_engine, 3)},
             "ratio_cycle_to_cli": {"whole_processes": round(statistics.median(steady) / cli_wall, 3),
                                    "engine_run_time": round(statistics.median(steady) / cli_engine, 3)
+                                   if cli_engine else None,
+                                   "engine_to_engine": round(statistics.median(engine[1:] or engine) / cli_engine, 3)
                                    if cli_engine else None},
         }
         print(json.dumps(result, indent=2))
