@@ -60,6 +60,22 @@ def internal(name: str = "ccm") -> logging.Logger:
     return logging.getLogger(name if name.startswith("ccm") else f"ccm.{name}")
 
 
+_tty: List[Tuple[Any, bool]] = []  # the last stream asked about and its answer
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    """``stream.isatty()``, asked once per stream rather than on every line."""
+    last = _tty[0] if _tty else None
+    if last is not None and last[0] is stream:
+        return last[1]
+    try:
+        answer = bool(stream.isatty())
+    except (AttributeError, ValueError):
+        answer = False
+    _tty[:] = [(stream, answer)]
+    return answer
+
+
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
 
@@ -88,10 +104,7 @@ class UserLogger:
     def _use_colour(self) -> bool:
         if self._colour is not None:
             return self._colour
-        try:
-            return self.stream.isatty()
-        except (AttributeError, ValueError):
-            return False
+        return _is_terminal(self.stream)
 
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         items = self.attrs + list(pairs) + list(attrs.items())
@@ -100,14 +113,15 @@ class UserLogger:
         if self.quiet or level < self.level:
             return
         tag = _TAGS.get(level, "INFO ")
-        if self._use_colour():
+        colour = self._use_colour()
+        if colour:
             tag = f"{_COLOURS[level]}{tag}{_RESET}"
         line = f" {tag} {message}"
         if items:
             line += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
         with _lock:
             self.stream.write(line + "\n")
-            if self._use_colour():   # a terminal: show progress as it happens
+            if colour:   # a terminal: show progress as it happens
                 self.stream.flush()
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version itself
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
