@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -263,18 +262,11 @@ def write_textfile(metrics: Metrics, path: str) -> None:
     """Write the node_exporter textfile-collector format to ``path`` atomically: a
     temporary file in the same directory (not ending in ``.prom``, so the collector never
     reads a partial file) renamed over ``path``; no temporary file is left behind."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    from ccm import fsafe
+    from ccm.model.errors import CCMError
+
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(metrics.exposition())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        with fsafe.atomic_replace(os.path.abspath(path), mode=0o644) as fh:
+            fh.write(metrics.exposition().encode("utf-8"))
+    except OSError as exc:
+        raise CCMError(f"cannot write metrics file {path}: {exc.strerror or exc}") from None

@@ -7,6 +7,7 @@ from typing import Any, List
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import add_bool, build_manager, cli_facts
+from ccm.model.errors import ValidationError
 
 EXIT_REJECTED = 1
 
@@ -49,8 +50,15 @@ def run(argv: List[str]) -> int:
         from ccm.model.errors import UsageError
 
         raise UsageError("cannot set healthcheck only and noop mode at the same time")
+    if not args.manifest.strip():
+        raise ValidationError("source is required")
     metrics = None
     if args.metrics_file:
+        parent = os.path.dirname(os.path.abspath(args.metrics_file))
+        if not os.path.isdir(parent):
+            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} is not writable")
         from ccm.metrics import Metrics
 
         metrics = Metrics()

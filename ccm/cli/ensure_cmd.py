@@ -125,8 +125,9 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         props["content"] = args.content
     elif args.content_file:
         require_file(args.content_file)
-        with open(args.content_file, "r", encoding="utf-8") as fh:
-            props["content"] = fh.read()
+        from ccm.readfile import read_text
+
+        props["content"] = read_text(args.content_file, "content file")
     if args.source:
         require_file(args.source)
         props["source"] = os.path.abspath(args.source)
@@ -318,15 +319,17 @@ def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, A
     from ccm.model.events import ENSURE_REQUEST_PROTOCOL
 
     try:
-        request = yamlio.load(text) if text.strip() else None
-    except yamlio.YAMLError:
-        request = None
+        request = yamlio.load(text, source="request") if text.strip() else None
+    except yamlio.YAMLError as exc:
+        return {"error": f"invalid request: {exc}"}
     if not isinstance(request, dict) or request.get("protocol") != ENSURE_REQUEST_PROTOCOL:
         proto = request.get("protocol", "") if isinstance(request, dict) else ""
         return {"error": f'invalid protocol "{proto}"'}
     type_name = request.get("type")
     if not type_name:
         return {"error": "missing type in request"}
+    if not isinstance(type_name, str):
+        return {"error": f"invalid request: type must be a string, got {type(type_name).__name__}"}
     raw_props = request.get("properties")
     if not raw_props:
         return {"error": "missing properties in request"}
@@ -352,6 +355,12 @@ def run_pipe(args: argparse.Namespace) -> int:
         manager.user_log = UserLogger(stream=sys.stderr)  # stdout carries only the response
         return manager
 
-    text = sys.stdin.read()
+    from ccm.readfile import ReadError, decode, read_stream
+
+    try:
+        text = decode(read_stream(sys.stdin.buffer, "request on stdin"), "request on", "stdin")
+    except ReadError as exc:
+        _respond({"error": f"invalid request: {exc}"}, args.yaml)
+        return 0
     _respond(handle_request(factory, text), args.yaml)
     return 0

@@ -105,8 +105,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return EXIT_ERROR
 
-    from ccm import log
+    from ccm import log, redact
 
+    redact.install_streams()   # values marked @sensitive never reach stdout/stderr
     log.configure(debug=flags["debug"], info=flags["info"])
     try:
         return _run_command(name, rest[1:], flags["debug"])
