@@ -10,17 +10,37 @@ from ccm.cli.setup import add_bool, build_manager, cli_facts
 from ccm.model.errors import ValidationError
 
 EXIT_REJECTED = 1
+EXIT_LOCKED = 3
+
+EXIT_CODES = """exit codes:
+  0    success (with --detailed-exit-codes: no changes)
+  1    a resource failed, or the manifest or command line was rejected
+  2/4/6  with --detailed-exit-codes: changes / failures / both
+  3    another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock)
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (the partial summary is printed)
+"""
 
 
-def parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ccm apply", description="Apply a manifest")
+def add_manifest_inputs(p: ArgumentParser) -> None:
+    """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
     p.add_argument("manifest", help="local path, obj://BUCKET/KEY, or http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
     add_bool(p, "read-env", True, "read ./.env")
+
+
+def parser() -> ArgumentParser:
+    import argparse
+
+    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_manifest_inputs(p)
     p.add_argument("--noop", action="store_true", help="do not change anything")
+    p.add_argument("--diff", dest="diff", action="store_true", default=None,
+                   help="with --noop, print a unified diff of each file content change (default on a terminal)")
+    p.add_argument("--no-diff", dest="diff", action="store_false", help="never print content diffs")
     p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
     p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
     add_bool(p, "report", True, "print the run summary")
@@ -31,7 +51,20 @@ def parser() -> ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON document with every event and the summary")
     p.add_argument("--metrics-file", metavar="PATH", help="write the run's metrics in textfile-collector format")
     p.add_argument("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries")
+    p.add_argument("--wait-lock", metavar="DURATION", default="0s",
+                   help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
+                        "exiting 3 at once")
     return p
+
+
+def wait_lock_seconds(text: str) -> float:
+    from ccm.model.durations import DurationError, parse_duration
+    from ccm.model.errors import UsageError
+
+    try:
+        return max(0.0, float(parse_duration(text)))
+    except (DurationError, ValueError) as exc:
+        raise UsageError(f"invalid --wait-lock duration {text!r}: {exc}") from None
 
 
 def exit_code(result: Any, detailed: bool) -> int:
@@ -67,17 +100,42 @@ def run(argv: List[str]) -> int:
                             nats_context=args.context, registration_stream=args.registration, metrics=metrics)
     if args.json:
         manager.user_log.quiet = True
+    manager.show_diff = bool(args.noop and not args.json
+                             and (args.diff if args.diff is not None else sys.stdout.isatty()))
     if args.publish_registrations:
         from ccm.registration.publish import enable
 
         enable(manager, args.publish_registrations, args.registration)
-    manifest = manager.load(args.manifest, hiera=args.hiera)
-    try:
-        if args.render:
-            from ccm.apply import render_manifest
+    wait = wait_lock_seconds(args.wait_lock)
+    if args.render:
+        from ccm.apply import render_manifest
 
+        manifest = manager.load(args.manifest, hiera=args.hiera)
+        try:
             sys.stdout.write(render_manifest(manifest) + "\n")
             return 0
+        finally:
+            manifest.cleanup()
+    from ccm import interrupt
+    from ccm.locks import RunLockHeld, acquire_run_lock
+
+    try:
+        lock = acquire_run_lock(args.manifest, wait)
+    except RunLockHeld as exc:
+        sys.stderr.write(f"ccm: {exc}\n")
+        return EXIT_LOCKED
+    try:
+        with interrupt.guard():
+            return _apply(args, manager, metrics)
+    finally:
+        lock.release()
+
+
+def _apply(args: Any, manager: Any, metrics: Any) -> int:
+    from ccm import interrupt
+
+    manifest = manager.load(args.manifest, hiera=args.hiera)
+    try:
         if manifest.pre_message and not args.json:
             print()
             print(manifest.pre_message)
@@ -99,6 +157,10 @@ def run(argv: List[str]) -> int:
             from ccm.metrics import write_textfile
 
             write_textfile(metrics, args.metrics_file)
+        if interrupt.received() is not None:
+            if not args.json:
+                sys.stderr.write(f"ccm: {interrupt.message()}\n")
+            return interrupt.exit_code()
         return exit_code(result, args.detailed_exit_codes)
     finally:
         manifest.cleanup()

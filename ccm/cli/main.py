@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version it
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
     "apply": ("ccm.cli.apply_cmd", "Apply a manifest"),
+    "validate": ("ccm.cli.validate_cmd", "Check a manifest completely without changing anything"),
     "ensure": ("ccm.cli.ensure_cmd", "Manage a single resource"),
     "status": ("ccm.cli.status_cmd", "Show the current state of a resource"),
     "facts": ("ccm.cli.facts_cmd", "Show system facts"),
