@@ -19,6 +19,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from ccm.model.errors import CCMError
 
+RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
+
 
 class StoppableResources(List[Any]):
     """A manifest's resource list whose iteration ends when ``stop`` is set."""
@@ -58,7 +60,17 @@ def apply(manager: Any, path: str, *, external_data: Optional[Mapping[str, Any]]
     manifest = load(manager, path, external_data)
     try:
         manifest.resources = StoppableResources(manifest.resources, stop)
-        return manager.execute(manifest, health_check_only=health_check_only)
+        if health_check_only:
+            return manager.execute(manifest, health_check_only=True)
+        # the host-wide run lock `ccm apply` takes: a cron run and the agent never overlap
+        from ccm.agent.timing import scaled
+        from ccm.locks import acquire_run_lock
+
+        lock = acquire_run_lock(manifest.source, scaled(RUN_LOCK_WAIT))
+        try:
+            return manager.execute(manifest, health_check_only=False)
+        finally:
+            lock.release()
     finally:
         manifest.cleanup()
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ccm.agent import runner, timing
 from ccm.agent.sources import ManifestSource, SourceError, SourceGone, make_source
+from ccm.locks import RunLockHeld
 from ccm.model.errors import CCMError
 
 if TYPE_CHECKING:
@@ -236,6 +237,10 @@ class Worker:
         try:
             result = runner.apply(manager, path, external_data=self.agent.data,
                                   health_check_only=health_check_only, stop=self.agent.stop_event)
+        except RunLockHeld as exc:
+            self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
+            self._record_error(str(exc), health_check_only)
+            return None
         except CCMError as exc:
             self.log.error("Could not resolve manifest", error=str(exc))
             self._record_error(str(exc), health_check_only)

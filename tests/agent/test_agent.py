@@ -260,3 +260,25 @@ def test_unforced_applies_respect_the_30s_floor(tmp_path):
             assert w.run(health_check_only=True) is not None
         skipped = r.messages("Skipping apply due to minimum configured apply interval")
         assert skipped and dict(skipped[-1]["attrs"])["min"] == "300ms"
+
+
+def test_applies_take_the_host_run_lock(tmp_path):
+    from ccm.locks import acquire_run_lock
+
+    out = tmp_path / "out"
+    out.mkdir()
+    m = str(tmp_path / "m.yaml")
+    write_yaml(m, file_manifest(str(out), content="one"))
+    held = acquire_run_lock("cron run")
+    try:
+        with Run(tmp_path, {"interval": "1h", "manifests": [m]}) as r:
+            wait_for(lambda: r.messages("Skipping apply: another ccm run holds the run lock"), 10, what="lock wait")
+            assert not (out / "f0.txt").exists() and "holds the run lock" in r.worker(m).status.last_error
+            held.release()
+            held = None
+            write_yaml(m, file_manifest(str(out), content="two"))
+            wait_for(lambda: (out / "f0.txt").exists() and (out / "f0.txt").read_text() == "two", 10,
+                     what="apply once the lock is free")
+    finally:
+        if held is not None:
+            held.release()
