@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck test-reliability test-reliability-ci test-concurrency
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency
 
 all: pyz
 
@@ -45,11 +45,16 @@ run: pyz
 # The default suite; real-system suites follow when this host can run them (root).
 test: $(STAMP)
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
+	$(MAKE) --no-print-directory test-agent
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory test-sysv test-apt; \
 	 else echo "not root: skipping the apt and sysv suites"; fi
 
 test-unit: $(STAMP)
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
+
+# The agent's timing-based cycle tests (about 15 s, no root, nothing outside temp dirs).
+test-agent: $(STAMP)
+	$(VPY) -m pytest -q -p no:xdist -m agent_slow tests/agent
 
 test-apt: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m apt tests

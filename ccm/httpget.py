@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import List, Mapping, Optional, Protocol, Tuple
+from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 
@@ -38,6 +38,10 @@ def download_limit() -> int:
 
 class HTTPGetError(CCMError):
     """The GET failed: connection, TLS, timeout or a status other than 200."""
+
+
+class NotModified(HTTPGetError):
+    """A conditional GET answered 304: nothing was downloaded."""
 
 
 def redact_url(url: str) -> str:
@@ -92,12 +96,14 @@ class Sink(Protocol):
 
 def get(url: str, out: Sink, *, username: str = "", password: str = "",
         headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT,
-        max_bytes: Optional[int] = None) -> int:
+        max_bytes: Optional[int] = None, response_headers: Optional[Dict[str, str]] = None) -> int:
     """GET ``url`` and stream the body into ``out``; returns the number of bytes written.
 
     ``timeout`` is one deadline for the whole request (connect, headers, body), not per
     read; more than ``max_bytes`` (default ``download_limit()``) or a body shorter or
-    longer than its ``Content-Length`` is an error.
+    longer than its ``Content-Length`` is an error. ``response_headers``, when given,
+    receives the 200 response's headers (lower-case names); a 304 answer to a
+    conditional request raises ``NotModified``.
     """
     limit = download_limit() if max_bytes is None else max_bytes
     shown = redact_url(url)
@@ -127,6 +133,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
             status = resp.getcode()
             if status != 200:
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
+            if response_headers is not None:
+                response_headers.update({k.lower(): v for k, v in resp.headers.items()})
             sock = _socket_of(resp)
             declared = resp.headers.get("Content-Length")
             expected = int(declared) if declared and (declared.strip().isascii() and declared.strip().isdigit()) else None
@@ -157,6 +165,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
     except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except urllib.error.HTTPError as exc:
+        if exc.code == 304:
+            raise NotModified("not modified") from None
         raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
     except urllib.error.URLError as exc:
         reason = exc.reason

@@ -1,0 +1,254 @@
+"""The agent's bootstrap configuration (``/etc/choria/ccm/config.yaml``).
+
+What: ``load_config(path)`` reads the YAML file and returns a frozen ``AgentConfig``
+with every default filled in. Guarantees: every key is checked, nested ones included;
+an unknown key or a bad value raises ``ConfigError`` whose one-line message names the
+file and the key (``manifest_set.interval: must be a duration ...``). The file is the
+anchor nothing remote can repoint: it only says *where* the manifest set lives.
+Not: the manifest set itself (``ccm.agent.manifest_set``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+
+from ccm.agent import timing
+from ccm.model.errors import ValidationError
+
+DEFAULT_PATH = "/etc/choria/ccm/config.yaml"
+DEFAULT_CACHE_DIR = "/etc/choria/ccm/source"
+MAX_CONFIG_BYTES = 1 << 20
+LOG_LEVELS = ("debug", "info", "warn", "error")
+REGISTRATION = ("nats", "jetstream")
+KEYS = ("interval", "health_check_interval", "manifests", "manifest_set", "external_data_url", "cache_dir",
+        "monitor_port", "monitor_address", "log_level", "nats_context", "registration")
+SET_KEYS = ("source", "interval", "ref", "path")
+MANIFEST_SCHEMES = ("", "http", "https", "obj")
+SET_SCHEMES = ("", "file", "http", "https", "obj", "git+https", "git+http", "git+file", "git+ssh")
+DATA_SCHEMES = ("", "file", "http", "https", "kv")
+
+
+class ConfigError(ValidationError):
+    """The agent configuration is unusable; the message is one line naming the key."""
+
+
+def scheme_of(source: str) -> str:
+    head, sep, _ = source.partition("://")
+    return head.lower() if sep and head and "/" not in head else ""
+
+
+@dataclass(frozen=True)
+class ManifestSetConfig:
+    source: str
+    interval: float = timing.DEFAULT_SET_INTERVAL
+    ref: str = ""
+    path: str = ""
+
+    @property
+    def mode(self) -> str:
+        scheme = scheme_of(self.source)
+        if scheme.startswith("git+"):
+            return "git"
+        if scheme in ("http", "https"):
+            return "http"
+        if scheme == "obj":
+            return "obj"
+        return "path"
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    path: str = DEFAULT_PATH
+    interval: float = timing.DEFAULT_INTERVAL
+    health_check_interval: Optional[float] = None
+    manifests: Tuple[str, ...] = ()
+    manifest_set: Optional[ManifestSetConfig] = None
+    external_data_url: str = ""
+    cache_dir: str = DEFAULT_CACHE_DIR
+    monitor_port: int = 0
+    monitor_address: str = "127.0.0.1"
+    log_level: str = "info"
+    nats_context: str = "CCM"
+    registration: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _fail(path: str, key: str, reason: str) -> ConfigError:
+    return ConfigError(f"{path}: {key}: {reason}")
+
+
+def _duration(path: str, key: str, value: Any, minimum: float) -> float:
+    from ccm.model.durations import DurationError, go_duration_seconds, parse_duration
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _fail(path, key, f"must be a duration such as 5m or 30s, got {type(value).__name__}")
+    try:
+        seconds = parse_duration(value)
+    except DurationError:
+        raise _fail(path, key, f"must be a duration such as 5m or 30s, got {value!r}") from None
+    if seconds <= 0:
+        raise _fail(path, key, f"must be greater than zero, got {value!r}")
+    if seconds < minimum:
+        raise _fail(path, key, f"must be at least {go_duration_seconds(minimum)}, got {value!r}")
+    return seconds
+
+
+def _string(path: str, key: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, key, f"must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise _fail(path, key, "must not be empty")
+    if "\x00" in value or "\n" in value:
+        raise _fail(path, key, "must be a single line of text")
+    return value
+
+
+def _redacted(value: str) -> str:
+    from ccm.httpget import redact_url
+
+    return redact_url(value)
+
+
+def check_manifest_source(path: str, key: str, value: Any, *, relative_base: Optional[str] = None) -> str:
+    """A manifest source: local path, ``http(s)://`` tarball or ``obj://BUCKET/KEY``."""
+    text = _string(path, key, value)
+    scheme = scheme_of(text)
+    if scheme not in MANIFEST_SCHEMES:
+        raise _fail(path, key, f"unsupported manifest source: {_redacted(text)}")
+    if scheme == "obj":
+        bucket, _, obj = text[len("obj://"):].partition("/")
+        if not bucket or not obj:
+            raise _fail(path, key, f"invalid object store source {text!r}: expected obj://BUCKET/KEY")
+    if not scheme:
+        if not os.path.isabs(text):
+            if relative_base is None:
+                raise _fail(path, key, f"a local manifest must be an absolute path, got {text!r}")
+            text = os.path.normpath(os.path.join(relative_base, text))
+    return text
+
+
+def _manifest_set(path: str, value: Any) -> ManifestSetConfig:
+    if not isinstance(value, Mapping):
+        raise _fail(path, "manifest_set", f"must be a mapping with source and interval, got {type(value).__name__}")
+    for k in value:
+        if k not in SET_KEYS:
+            raise _fail(path, f"manifest_set.{k}", "unknown key (expected source, interval, and for git ref, path)")
+    if "source" not in value:
+        raise _fail(path, "manifest_set.source", "is required")
+    source = _string(path, "manifest_set.source", value["source"])
+    scheme = scheme_of(source)
+    if scheme not in SET_SCHEMES:
+        raise _fail(path, "manifest_set.source", f"unsupported manifest set source: {_redacted(source)}")
+    if not scheme and not os.path.isabs(source):
+        raise _fail(path, "manifest_set.source", f"must be an absolute path or a URL, got {source!r}")
+    interval = timing.DEFAULT_SET_INTERVAL
+    if "interval" in value:
+        interval = _duration(path, "manifest_set.interval", value["interval"], timing.scaled(1.0))
+    ref = _string(path, "manifest_set.ref", value["ref"]) if "ref" in value else ""
+    sub = _string(path, "manifest_set.path", value["path"]) if "path" in value else ""
+    if (ref or sub) and not scheme.startswith("git+"):
+        raise _fail(path, "manifest_set.ref" if ref else "manifest_set.path", "only applies to git+ sources")
+    cfg = ManifestSetConfig(source=source, interval=interval, ref=ref, path=sub)
+    if cfg.mode == "git":
+        from ccm.agent.gitsource import parse_git_source
+
+        try:
+            parse_git_source(source, ref, sub)
+        except ValidationError as exc:
+            raise _fail(path, "manifest_set.source", str(exc)) from None
+    return cfg
+
+
+def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
+    """Validate a decoded configuration document."""
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, Mapping):
+        raise ConfigError(f"{path}: must be a YAML mapping, got {type(doc).__name__}")
+    for k in doc:
+        if k not in KEYS:
+            raise _fail(path, str(k), f"unknown key (expected one of: {', '.join(KEYS)})")
+    kw: Dict[str, Any] = {"path": path, "raw": dict(doc)}
+    if "interval" in doc:
+        kw["interval"] = _duration(path, "interval", doc["interval"], timing.scaled(timing.MIN_INTERVAL))
+    if doc.get("health_check_interval") is not None:
+        kw["health_check_interval"] = _duration(path, "health_check_interval", doc["health_check_interval"],
+                                                timing.scaled(1.0))
+    if doc.get("manifests") is not None:
+        items = doc["manifests"]
+        if not isinstance(items, list):
+            raise _fail(path, "manifests", f"must be a list of manifest sources, got {type(items).__name__}")
+        seen: List[str] = []
+        for i, item in enumerate(items):
+            source = check_manifest_source(path, f"manifests[{i}]", item)
+            if source not in seen:   # one worker per distinct source
+                seen.append(source)
+        kw["manifests"] = tuple(seen)
+    if doc.get("manifest_set") is not None:
+        kw["manifest_set"] = _manifest_set(path, doc["manifest_set"])
+    if doc.get("external_data_url") is not None:
+        url = _string(path, "external_data_url", doc["external_data_url"])
+        scheme = scheme_of(url)
+        if scheme not in DATA_SCHEMES:
+            raise _fail(path, "external_data_url", f"unsupported data source: {_redacted(url)} "
+                        "(expected a path, file://, http(s):// or kv://BUCKET/KEY)")
+        if scheme == "kv":
+            bucket, _, key = url[len("kv://"):].partition("/")
+            if not bucket or not key:
+                raise _fail(path, "external_data_url", f"invalid kv source {url!r}: expected kv://BUCKET/KEY")
+        kw["external_data_url"] = url
+    if "cache_dir" in doc:
+        cache = _string(path, "cache_dir", doc["cache_dir"])
+        if not os.path.isabs(cache):
+            raise _fail(path, "cache_dir", f"must be an absolute path, got {cache!r}")
+        kw["cache_dir"] = os.path.normpath(cache)
+    if doc.get("monitor_port") is not None:
+        port = doc["monitor_port"]
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise _fail(path, "monitor_port", f"must be a port number 1..65535 (0 disables), got {port!r}")
+        kw["monitor_port"] = int(port)
+    if "monitor_address" in doc:
+        kw["monitor_address"] = _string(path, "monitor_address", doc["monitor_address"])
+    if doc.get("log_level") is not None:
+        level = doc["log_level"]
+        if level not in LOG_LEVELS:
+            raise _fail(path, "log_level", f"must be one of: {', '.join(LOG_LEVELS)}, got {level!r}")
+        kw["log_level"] = level
+    if doc.get("nats_context") is not None:
+        kw["nats_context"] = _string(path, "nats_context", doc["nats_context"])
+    if doc.get("registration") is not None:
+        reg = doc["registration"]
+        if reg not in REGISTRATION:
+            raise _fail(path, "registration", f"invalid registration destination {reg!r} (expected nats or jetstream)")
+        kw["registration"] = reg
+    cfg = AgentConfig(**kw)
+    if not cfg.manifests and cfg.manifest_set is None:
+        raise ConfigError(f"{path}: no manifests configured (set manifests or manifest_set)")
+    return cfg
+
+
+def load_config(path: str = DEFAULT_PATH) -> AgentConfig:
+    """Read and validate the configuration file at ``path``."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"agent configuration {path} does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read agent configuration {path}: {exc.strerror or exc}") from None
+    return parse_config(decode_yaml(raw, path, MAX_CONFIG_BYTES, ConfigError), path)
+
+
+def decode_yaml(raw: bytes, shown: str, limit: int, error: Type[ValidationError]) -> Any:
+    """One bounded YAML document; every failure is one line naming ``shown``."""
+    from ccm import yamlio
+
+    if len(raw) > limit:
+        raise error(f"{shown}: larger than {limit} bytes")
+    try:
+        return yamlio.load(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise error(f"{shown}: not UTF-8 text") from None
+    except yamlio.YAMLError as exc:
+        raise error(f"{shown}: invalid YAML: {' '.join(str(exc).split())}") from None

@@ -1,0 +1,78 @@
+"""The agent's one seam to the engine: the agent's manager, a worker's manager, and
+loading and running a manifest.
+
+Every apply, health-check run and bundle validation of the agent goes through the
+functions here. The agent builds one root manager (``root_manager``); each worker and
+each validation gets ``Manager.child()`` of it, so all of them share the facts cache,
+the runner, the registry, the metrics and the NATS connection, with their own working
+directory, data and log. Runs go through ``Manager.load``/``Manager.execute``, the
+same path ``ccm apply`` takes (with the agent's external data as the overriding layer).
+
+``StoppableResources`` lets a shutdown finish the resource that is running and skip the
+rest: the engine iterates the manifest's resource list, and this list stops yielding
+once the agent's stop event is set.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Iterator, List, Mapping, Optional
+
+from ccm.model.errors import CCMError
+
+RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
+
+
+class StoppableResources(List[Any]):
+    """A manifest's resource list whose iteration ends when ``stop`` is set."""
+
+    def __init__(self, items: List[Any], stop: threading.Event):
+        super().__init__(items)
+        self.stop = stop
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in list.__iter__(self):
+            if self.stop.is_set():
+                return
+            yield item
+
+
+def root_manager(*, environ: Dict[str, str], metrics: Any, user_log: Any, nats_context: str) -> Any:
+    """The agent's manager: facts are set by the agent (``set_facts``), never gathered here."""
+    from ccm.manager import build
+
+    return build(facts={}, environ=environ, metrics=metrics, user_log=user_log, nats_context=nats_context)
+
+
+def worker_manager(root: Any, user_log: Any) -> Any:
+    """A manager for one worker (or one validation), sharing the root's collaborators."""
+    return root.child(user_log=user_log)
+
+
+def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]]) -> Any:
+    """Resolve the manifest at ``path`` completely (nothing runs)."""
+    return manager.load(path, overriding_data=dict(external_data) if external_data else None)
+
+
+def apply(manager: Any, path: str, *, external_data: Optional[Mapping[str, Any]], health_check_only: bool,
+          stop: threading.Event) -> Any:
+    """Load and execute the manifest at ``path``; returns the engine's result (events,
+    summary). Raises ``CCMError`` when the manifest does not resolve."""
+    manifest = load(manager, path, external_data)
+    try:
+        manifest.resources = StoppableResources(manifest.resources, stop)
+        if health_check_only:
+            return manager.execute(manifest, health_check_only=True)
+        # the host-wide run lock `ccm apply` takes: a cron run and the agent never overlap
+        from ccm.agent.timing import scaled
+        from ccm.locks import acquire_run_lock
+
+        lock = acquire_run_lock(manifest.source, scaled(RUN_LOCK_WAIT))
+        try:
+            return manager.execute(manifest, health_check_only=False)
+        finally:
+            lock.release()
+    finally:
+        manifest.cleanup()
+
+
+__all__ = ["CCMError", "StoppableResources", "apply", "load", "root_manager", "worker_manager"]

@@ -1,0 +1,287 @@
+"""One worker per manifest source: watch the source, keep its last good bundle, and
+run its manifest when the scheduler says so.
+
+A worker never schedules an apply. Its watcher thread only *requests* one through a
+coalescing trigger of size one (a burst of changes is one priority apply); the
+agent's single apply loop calls ``run()``. Status (last apply, outcome, counts, last
+error) lives in ``WorkerStatus`` so a replaced worker hands it to its successor.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+from ccm.agent import runner, timing
+from ccm.agent.sources import ManifestSource, SourceError, SourceGone, make_source
+from ccm.locks import RunLockHeld
+from ccm.model.errors import CCMError
+
+if TYPE_CHECKING:
+    from ccm.agent.agent import Agent
+
+SUMMARY_FIELDS = ("total_resources", "changed_resources", "failed_resources", "skipped_resources",
+                  "stable_resources", "refreshed_count", "requirements_unmet_count", "health_checked_count",
+                  "health_check_ok_count", "health_check_warning_count", "health_check_critical_count",
+                  "health_check_unknown_count", "total_errors")
+
+
+class Trigger:
+    """A coalescing request flag of size one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending = False
+
+    def request(self) -> bool:
+        with self._lock:
+            was, self._pending = self._pending, True
+            return not was
+
+    def take(self) -> bool:
+        with self._lock:
+            was, self._pending = self._pending, False
+            return was
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+
+def _time(ts: Optional[float]) -> Optional[str]:
+    from ccm.model.events import rfc3339
+
+    return rfc3339(int(ts * 1e9)) if ts else None
+
+
+@dataclass
+class WorkerStatus:
+    name: Optional[str]
+    source: str
+    state: str = "starting"
+    stopped_reason: Optional[str] = None
+    manifest: Optional[str] = None
+    revision: Optional[str] = None
+    last_fetch: Optional[float] = None
+    last_apply: Optional[float] = None
+    outcome: Optional[str] = None
+    summary: Optional[Dict[str, int]] = None
+    last_health_check: Optional[float] = None
+    health: Optional[str] = None
+    last_error: Optional[str] = None
+    applies: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "source": self.source, "state": self.state,
+                "stopped_reason": self.stopped_reason, "manifest": self.manifest, "revision": self.revision,
+                "last_fetch": _time(self.last_fetch), "last_apply": _time(self.last_apply),
+                "outcome": self.outcome, "summary": self.summary, "applies": self.applies,
+                "last_health_check": _time(self.last_health_check), "health": self.health,
+                "last_error": self.last_error}
+
+
+def outcome_of(summary: Any) -> str:
+    if summary.failed_resources or summary.total_errors:
+        return "failed"
+    if summary.changed_resources:
+        return "changed"
+    return "stable"
+
+
+def health_of(summary: Any) -> str:
+    if summary.health_check_critical_count:
+        return "CRITICAL"
+    if summary.health_check_unknown_count:
+        return "UNKNOWN"
+    if summary.health_check_warning_count:
+        return "WARNING"
+    return "OK" if summary.health_checked_count else "NONE"
+
+
+class Worker:
+    def __init__(self, agent: "Agent", source: str, *, name: Optional[str] = None,
+                 status: Optional[WorkerStatus] = None):
+        self.agent = agent
+        self.source_text = source
+        self.name = name
+        self.ident = name if name is not None else source
+        self.source: ManifestSource = make_source(
+            source, cache_dir=agent.cfg.cache_dir, check_interval=timing.scaled(timing.SOURCE_CHECK_INTERVAL),
+            local_interval=timing.scaled(timing.LOCAL_CHECK_INTERVAL), object_store=agent.object_store)
+        self.status = status or WorkerStatus(name=name, source=self.source.shown)
+        self.status.source = self.source.shown
+        self.status.state = "starting"
+        self.status.stopped_reason = None
+        self.trigger = Trigger()
+        self.log = agent.log.bind(manifest=self.ident if name is not None else self.source.shown)
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._manager: Any = None
+        self._last_full_apply: Optional[float] = None
+        self._last_logged_error = ""
+
+    # --- the watcher ------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.status.state = "running"
+        self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.ident}", daemon=True)
+        self._thread.start()
+
+    def stop(self, reason: str = "") -> None:
+        self._stop.set()
+        if reason:
+            self.status.state, self.status.stopped_reason = "stopped", reason
+        elif self.status.state != "stopped":
+            self.status.state = "stopped"
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def _watch(self) -> None:
+        tries = 0
+        while not self._stop.is_set() and not self.agent.stop_event.is_set():
+            delay = self.source.check_interval
+            try:
+                self._check_once()
+                tries = 0
+            except SourceGone as exc:
+                self.log.error("Shutting down due to context cancellation", cause=str(exc))
+                self.status.last_error = str(exc)
+                self.stop(str(exc))
+                return
+            except CCMError as exc:
+                tries += 1
+                self._fetch_failed(str(exc))
+                delay = min(delay, timing.backoff_delay(tries)) if self.source.kind == "local" else \
+                    timing.backoff_delay(tries)
+            except Exception as exc:  # a bug in a source must not kill the watcher silently
+                tries += 1
+                self._fetch_failed(f"{type(exc).__name__}: {exc}")
+                delay = timing.backoff_delay(tries)
+            self._stop.wait(delay)
+
+    def _fetch_failed(self, message: str) -> None:
+        self.status.last_error = message
+        if self.source.kind != "local":
+            self.agent.metrics.inc("agent_manifest_fetch_error", manifest=self.ident)
+        if message != self._last_logged_error:
+            self.log.error("Could not fetch manifest", error=message)
+            self._last_logged_error = message
+
+    def _check_once(self) -> None:
+        before = getattr(self.source, "fetches", 0)
+        candidate = self.source.check()
+        if getattr(self.source, "fetches", 0) != before:
+            self.agent.metrics.inc("agent_manifest_fetch", manifest=self.ident)
+            self.status.last_fetch = time.time()
+        if candidate is None:
+            return
+        if self.source.kind != "local":
+            try:   # validate before swap: a bundle that does not resolve never replaces the last good one
+                self.agent.validate(candidate.manifest_path)
+            except CCMError as exc:
+                self.source.discard(candidate)
+                raise SourceError(f"bundle from {self.source.shown} does not validate, keeping the last good one: "
+                                  f"{exc}") from None
+        with self.agent.apply_lock:
+            if self._stop.is_set():
+                self.source.discard(candidate)
+                return
+            self.source.commit(candidate)
+        self.status.manifest = self.source.manifest_path
+        self.status.revision = candidate.revision or None
+        self._last_logged_error = ""
+        if self.source.kind != "local":
+            self.status.last_error = None
+            self.log.info("Fetched manifest", revision=candidate.revision)
+        if self.trigger.request():
+            self.agent.wake()
+
+    # --- runs (scheduler thread only) ------------------------------------------------
+
+    def _get_manager(self) -> Any:
+        if self._manager is None:
+            self._manager = self.agent.new_manager(self.log)
+        return self._manager
+
+    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
+        """One apply (or health-check-only run); returns the summary or None."""
+        floor = timing.scaled(timing.MIN_INTERVAL)
+        now = time.monotonic()
+        if not force and not health_check_only and self._last_full_apply is not None \
+                and now - self._last_full_apply < floor:
+            from ccm.model.durations import go_duration_seconds
+
+            self.log.warn("Skipping apply due to minimum configured apply interval",
+                          since=go_duration_seconds(round(now - self._last_full_apply, 3)),
+                          min=go_duration_seconds(floor))
+            return None
+        path = self.source.manifest_path
+        if path is None:
+            self.log.warn("No manifest path set, skipping apply")
+            return None
+        # the engine names the manifest itself; set members also carry their name
+        log = self.agent.log.bind(worker=self.name) if self.name is not None else self.agent.log.bind()
+        manager = self._get_manager()
+        manager.user_log = log
+        if not health_check_only:
+            self._last_full_apply = now
+        started = time.monotonic()
+        try:
+            result = runner.apply(manager, path, external_data=self.agent.data,
+                                  health_check_only=health_check_only, stop=self.agent.stop_event)
+        except RunLockHeld as exc:
+            self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
+            self._record_error(str(exc), health_check_only)
+            return None
+        except CCMError as exc:
+            self.log.error("Could not resolve manifest", error=str(exc))
+            self._record_error(str(exc), health_check_only)
+            return None
+        except Exception as exc:   # the loop must survive anything a manifest does
+            self.log.error("Could not execute manifest", error=f"{type(exc).__name__}: {exc}")
+            self._record_error(f"{type(exc).__name__}: {exc}", health_check_only)
+            return None
+        finally:
+            if not health_check_only:
+                self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.ident)
+        summary = result.summary
+        from ccm.report import one_line
+
+        line = one_line(summary)
+        slog = self.log.bind(healthcheck=True) if health_check_only else self.log
+        if path != self.source.shown:
+            slog = slog.bind(path=path)
+        if summary.changed_resources > 0:
+            slog.warn(line)
+        elif summary.failed_resources > 0:
+            slog.error(line)
+        else:
+            slog.info(line)
+        counts = {k: int(getattr(summary, k)) for k in SUMMARY_FIELDS}
+        if health_check_only:
+            self.status.last_health_check = time.time()
+            self.status.health = health_of(summary)
+        else:
+            self.status.last_apply = time.time()
+            self.status.outcome = outcome_of(summary)
+            self.status.summary = counts
+            self.status.applies += 1
+            self.status.last_error = None
+        return summary
+
+    def _record_error(self, message: str, health_check_only: bool) -> None:
+        self.status.last_error = message
+        if health_check_only:
+            self.status.last_health_check = time.time()
+            self.status.health = "UNKNOWN"
+        else:
+            self.status.last_apply = time.time()
+            self.status.outcome = "error"
