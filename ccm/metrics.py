@@ -14,8 +14,6 @@ Not: the no-op sink used when metrics are off (``ccm.manager.NoopMetrics``).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -24,7 +22,7 @@ from ccm.log import internal
 
 log = internal("ccm.metrics")
 
-COUNTER, SUMMARY = "counter", "summary"
+COUNTER, SUMMARY, GAUGE = "counter", "summary", "gauge"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -32,7 +30,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class MetricDef:
     key: str                   # what callers pass to observe()/inc()
     name: str                  # exposed name
-    kind: str                  # counter | summary
+    kind: str                  # counter | summary | gauge
     labels: Tuple[str, ...]
     help: str
 
@@ -87,6 +85,11 @@ DEFINITIONS: Tuple[MetricDef, ...] = (
        "Number of remote manifest downloads"),
     _d("agent_manifest_fetch_error", "agent_manifest_fetch_error_count", COUNTER, "manifest",
        "Number of failed remote manifest checks or downloads"),
+    # ours, for monitoring cron/timer runs (alert on a stale timestamp or a non-zero code)
+    _d("last_run_timestamp", "last_run_timestamp_seconds", GAUGE, "",
+       "Unix time at which the last ccm apply finished"),
+    _d("last_run_exit_code", "last_run_exit_code", GAUGE, "",
+       "Exit code of the last ccm apply"),
 )
 
 BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}
@@ -147,7 +150,7 @@ class Metrics:
         # metric name -> label values -> value (counter) or [sum, count] (summary)
         self._values: Dict[str, Dict[Tuple[str, ...], Any]] = {d.name: {} for d in DEFINITIONS}
         for d in DEFINITIONS:
-            if not d.labels:  # label-less metrics are always exposed, as client_golang does
+            if not d.labels and d.kind != GAUGE:  # label-less metrics are always exposed, as client_golang does
                 self._values[d.name][()] = 0.0 if d.kind == COUNTER else [0.0, 0]
 
     # --- recording --------------------------------------------------------------------
@@ -181,6 +184,14 @@ class Metrics:
         key = self._label_values(d, labels)
         with self._lock:
             self._values[d.name][key] = self._values[d.name].get(key, 0.0) + amount
+
+    def set(self, metric: str, value: float, **labels: Any) -> None:
+        """Set the gauge ``metric`` (short key or full name); unset gauges are not exposed."""
+        d = self._def(metric, GAUGE)
+        if d is None:
+            return
+        with self._lock:
+            self._values[d.name][self._label_values(d, labels)] = float(value)
 
     def record_event(self, event: Any) -> None:
         """Count a recorded transaction event: the total, one outcome, and the final
@@ -219,7 +230,7 @@ class Metrics:
             lines.append(f"# TYPE {d.name} {d.kind}")
             for key, v in series:
                 labels = _labels_text(d.labels, key)
-                if d.kind == COUNTER:
+                if d.kind in (COUNTER, GAUGE):
                     lines.append(f"{d.name}{labels} {format_value(v)}")
                 else:
                     lines.append(f"{d.name}_sum{labels} {format_value(v[0])}")
@@ -260,21 +271,8 @@ def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
 
 
 def write_textfile(metrics: Metrics, path: str) -> None:
-    """Write the node_exporter textfile-collector format to ``path`` atomically: a
-    temporary file in the same directory (not ending in ``.prom``, so the collector never
-    reads a partial file) renamed over ``path``; no temporary file is left behind."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(metrics.exposition())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write the node_exporter textfile-collector format to ``path`` atomically
+    (``ccm.atomicfile``: never a partial file, no temporary file left behind)."""
+    from ccm.atomicfile import write_text
+
+    write_text(path, metrics.exposition())

@@ -53,22 +53,14 @@ class Manifest:
             self.tmpdir = None
 
 
-def _locate(source: str, manager: Any) -> Tuple[str, str, Optional[str]]:
-    """-> (path, display source, tmpdir to clean up)."""
-    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
-    if scheme in ("http", "https"):
-        from ccm.remote import fetch_bundle, redact_url
-
-        path, tmpdir = fetch_bundle(source)
-        return path, redact_url(source), tmpdir
-    if scheme == "obj":
+def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[str, str, Optional[str]]:
+    """-> (path, display source, tmpdir to clean up); bundles and checksums: ``ccm.remote``."""
+    if source.split("://", 1)[0].lower() == "obj" and "://" in source:
         raise ManifestError(f"object store manifests need NATS, which is not available in this build: {source}")
-    if scheme:
-        raise ManifestError(f"unsupported manifest source: {source}")
-    path = source
-    if not os.path.isabs(path):
-        path = os.path.join(manager.working_dir or os.getcwd(), path)
-    return os.path.abspath(path), source, None
+    from ccm.remote import open_source, parse_checksum
+
+    return open_source(source, base_dir=manager.working_dir or os.getcwd(),
+                       checksum=None if checksum is None else parse_checksum(checksum))
 
 
 def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
@@ -77,6 +69,9 @@ def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
             text = fh.read()
     except OSError as exc:
         raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not a text manifest (invalid UTF-8 at byte {exc.start}); "
+                            "bundles are gzipped tar files (.tar.gz, .tgz)") from None
     try:
         doc = yamlio.load_cached(text)
     except yamlio.YAMLError as exc:
@@ -220,9 +215,10 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
 
 def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = None,
                   overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
-                  schema: Optional[bool] = None) -> Manifest:
-    """Resolve ``source`` completely. Sets the manager's data and working directory."""
-    path, shown, tmpdir = _locate(source, manager)
+                  schema: Optional[bool] = None, checksum: Optional[str] = None) -> Manifest:
+    """Resolve ``source`` completely. Sets the manager's data and working directory.
+    ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
+    path, shown, tmpdir = _locate(source, manager, checksum)
     try:
         doc, text = _read_document(path)
         directory = os.path.dirname(path)

@@ -3,18 +3,29 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, List
+from typing import Any, List, Optional
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import add_bool, build_manager, cli_facts
 
 EXIT_REJECTED = 1
 
+EXAMPLES = """\
+examples:
+  ccm apply manifest.yaml                       apply a local manifest
+  ccm apply --noop site.tar.gz                  show what a bundle would change
+  ccm apply ./site/                             a directory holding manifest.yaml
+  ccm apply --checksum sha256:9f86d0... file:///srv/ccm/site.tgz
+  ccm apply https://user:pass@repo.example/site.tar.gz
+  ccm apply --quiet --detailed-exit-codes --last-run /var/lib/ccm/last_run.json site.tgz
+"""
+
 
 def parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ccm apply", description="Apply a manifest")
-    p.add_argument("manifest", help="local path, or http(s)://[user:pass@]host/bundle.tar.gz")
-    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
+    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES)
+    p.add_argument("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
+                                    "file:// URL to any of those, or http(s)://[user:pass@]host/bundle.tar.gz")
+    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts, repeatable")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
@@ -23,12 +34,20 @@ def parser() -> ArgumentParser:
     p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
     p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
     add_bool(p, "report", True, "print the run summary")
-    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"), help="NATS context")
+    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"),
+                   help="NATS context (env NATS_CONTEXT)")
     p.add_argument("-R", "--registration", default="REGISTRATION", help="registration stream")
     p.add_argument("--detailed-exit-codes", action="store_true",
                    help="0 no changes, 2 changes, 4 failures, 6 changes and failures, 1 rejected")
     p.add_argument("--json", action="store_true", help="print one JSON document with every event and the summary")
-    p.add_argument("--metrics-file", metavar="PATH", help="write the run's metrics in textfile-collector format")
+    p.add_argument("--metrics-file", metavar="PATH",
+                   help="write the run's metrics in textfile-collector format, with the last run's time and "
+                        "exit code")
+    p.add_argument("--last-run", metavar="FILE",
+                   help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
+                        "atomically, whatever the outcome")
+    p.add_argument("--checksum", metavar="sha256:HEX",
+                   help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it")
     p.add_argument("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries")
     return p
 
@@ -49,24 +68,71 @@ def run(argv: List[str]) -> int:
         from ccm.model.errors import UsageError
 
         raise UsageError("cannot set healthcheck only and noop mode at the same time")
+    if args.checksum is not None:
+        from ccm.remote import parse_checksum
+
+        parse_checksum(args.checksum)
+    record = None
+    if args.last_run:
+        from ccm.lastrun import LastRun
+        from ccm.remote import redact_url
+
+        record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
     metrics = None
     if args.metrics_file:
         from ccm.metrics import Metrics
 
         metrics = Metrics()
-    manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
-                            extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
-                            nats_context=args.context, registration_stream=args.registration, metrics=metrics)
+    rc: Optional[int] = None
+    result: Any = None
+    manager: Any = None
+    try:
+        manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
+                                extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
+                                nats_context=args.context, registration_stream=args.registration,
+                                metrics=metrics)
+        rc, result = _apply(args, manager)
+        return rc
+    except BaseException as exc:
+        if rc is None:
+            _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,
+                    None, str(exc) or type(exc).__name__)
+        raise
+    finally:
+        if rc is not None:
+            _finish(args, record, metrics, rc, result, "", manager)
+
+
+def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
+    """Write the run's record files (--last-run, --metrics-file): on success, failure or rejection."""
+    if record is not None:
+        events = manager.session.transaction_events() if (manager is not None and result is not None) else None
+        record.finish(rc, summary=getattr(result, "summary", None), events=events, error=error)
+        record.write(args.last_run)
+    if metrics is not None:
+        import time
+
+        from ccm.metrics import write_textfile
+
+        metrics.set("last_run_timestamp", time.time())
+        metrics.set("last_run_exit_code", rc)
+        write_textfile(metrics, args.metrics_file)
+
+
+def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
+    from ccm import log
+
+    quiet = log.quiet()
     if args.json:
         manager.user_log.quiet = True
     from ccm.apply import execute, load_manifest, render_manifest
 
-    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera)
+    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera, checksum=args.checksum)
     try:
         if args.render:
             sys.stdout.write(render_manifest(manifest) + "\n")
-            return 0
-        if manifest.pre_message and not args.json:
+            return 0, None
+        if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
         result = execute(manager, manifest, health_check_only=args.monitor_only)
@@ -76,17 +142,14 @@ def run(argv: List[str]) -> int:
 
             sys.stdout.write(to_json(json_report(manager.session.transaction_events(), summary)) + "\n")
         else:
-            if manifest.post_message and summary.total_errors == 0:
+            if manifest.post_message and summary.total_errors == 0 and not quiet:
                 print(manifest.post_message)
-            if args.report:
+            failed = summary.failed_resources or summary.total_errors or summary.requirements_unmet_count
+            if args.report and (not quiet or failed):
                 from ccm.report import manifest_summary
 
                 print()
                 sys.stdout.write(manifest_summary(summary))
-        if metrics is not None:
-            from ccm.metrics import write_textfile
-
-            write_textfile(metrics, args.metrics_file)
-        return exit_code(result, args.detailed_exit_codes)
+        return exit_code(result, args.detailed_exit_codes), result
     finally:
         manifest.cleanup()

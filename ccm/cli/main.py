@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
@@ -24,7 +24,35 @@ ALIASES: Dict[str, str] = {"info": "status"}
 EXIT_OK = 0
 EXIT_ERROR = 1
 
-USAGE = "usage: ccm [--debug|--info] [--version] <command> [<args> ...]"
+USAGE = "usage: ccm [<global flags>] <command> [<args> ...]"
+
+
+class GlobalFlag(NamedTuple):
+    name: str                        # "--quiet"
+    help: str                        # with its default
+    choices: Tuple[str, ...] = ()    # a value is required when not empty
+    hidden: bool = False             # left out of --help (upstream's hidden flags)
+    metavar: str = ""
+
+
+# Accepted anywhere on the command line (fisk does the same), before or after the command.
+GLOBAL_FLAGS: Tuple[GlobalFlag, ...] = (
+    GlobalFlag("--debug", "debug logging, internal and user output (default: off)"),
+    GlobalFlag("--info", "info logging for internal messages (default: off)"),
+    GlobalFlag("--log-level", "user output level; internal messages follow for debug and error (default: info)",
+               ("debug", "info", "warn", "error"), metavar="LEVEL"),
+    GlobalFlag("--quiet", "warnings and errors only (changes are warnings), the summary only when "
+               "something failed, nothing at all when nothing changed; exit codes unchanged (default: off)"),
+    GlobalFlag("--color", "colour the output: auto = on a terminal unless NO_COLOR is set or TERM=dumb "
+               "(default: auto)", ("auto", "always", "never"), metavar="WHEN"),
+    GlobalFlag("--syslog", "also send the log to the local syslog socket /dev/log, facility daemon, ident ccm "
+               "(default: off)"),
+    GlobalFlag("--version", "print the version, build id, Python and architecture, and exit"),
+    GlobalFlag("--help-man", "print a man page on stdout", hidden=True),
+    GlobalFlag("--completion-script-bash", "print a bash completion script", hidden=True),
+    GlobalFlag("--completion-script-zsh", "print a zsh completion script", hidden=True),
+)
+_BY_NAME = {f.name: f for f in GLOBAL_FLAGS}
 
 
 def _help_text() -> str:
@@ -33,35 +61,74 @@ def _help_text() -> str:
     lines = [USAGE, "", f"Choria Configuration Manager {__version__}", "", "Commands:"]
     for name, (_mod, summary) in COMMANDS.items():
         lines.append(f"  {name:<14}{summary}")
-    lines += [
-        "",
-        "Global flags:",
-        "  --debug       debug logging (internal and user output)",
-        "  --info        info logging for internal messages",
-        "  --version     print the version and exit",
-        "",
-        "Run 'ccm <command> --help' for a command's flags.",
-    ]
+    lines += ["", "Global flags:"]
+    import textwrap
+
+    for flag in GLOBAL_FLAGS:
+        if flag.hidden:
+            continue
+        head = flag.name + (f"={flag.metavar}" if flag.choices else "")
+        text = flag.help + (f" ({'|'.join(flag.choices)})" if flag.choices else "")
+        body = textwrap.wrap(text, 72)
+        lines.append(f"  {head:<18}{body[0]}")
+        lines.extend(" " * 20 + more for more in body[1:])
+    lines += ["", "Run 'ccm <command> --help' for a command's flags."]
     return "\n".join(lines)
 
 
-def split_globals(argv: Sequence[str]) -> Tuple[Dict[str, bool], List[str]]:
-    """Pull the global flags out of argv wherever they appear (fisk accepts them anywhere)."""
-    flags = {"debug": False, "info": False, "version": False, "help": False}
+def split_globals(argv: Sequence[str]) -> Tuple[Dict[str, Any], List[str]]:
+    """Pull the global flags out of argv wherever they appear (fisk accepts them anywhere).
+
+    Flags with a value take it as ``--flag VALUE`` or ``--flag=VALUE``; a missing or
+    unknown value raises UsageError."""
+    flags: Dict[str, Any] = {f.name[2:].replace("-", "_"): (None if f.choices else False) for f in GLOBAL_FLAGS}
+    flags["help"] = False
     rest: List[str] = []
-    seen_dashdash = False
-    for arg in argv:
-        if seen_dashdash:
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            rest.extend(args[i - 1:])
+            break
+        name, eq, value = arg.partition("=")
+        flag = _BY_NAME.get(name)
+        if flag is None or (eq and not flag.choices):
             rest.append(arg)
             continue
-        if arg == "--":
-            seen_dashdash = True
-            rest.append(arg)
-        elif arg in ("--debug", "--info", "--version"):
-            flags[arg[2:]] = True
-        else:
-            rest.append(arg)
+        key = name[2:].replace("-", "_")
+        if not flag.choices:
+            flags[key] = True
+            continue
+        if not eq:
+            if i >= len(args):
+                from ccm.model.errors import UsageError
+
+                raise UsageError(f"expected argument for flag '{name}'")
+            value = args[i]
+            i += 1
+        if value not in flag.choices:
+            from ccm.model.errors import UsageError
+
+            raise UsageError(f"enum value must be one of {','.join(flag.choices)}, got '{value}' for flag '{name}'")
+        flags[key] = value
     return flags, rest
+
+
+def version_text() -> str:
+    """``ccm --version``: the version first (scripts take the first word), then the build id
+    (baked into the pyz's boot module, ``unknown build`` outside a pyz), the Python running
+    it and the machine."""
+    import platform
+
+    from ccm import __version__
+
+    boot = sys.modules.get("_ccm_boot")  # the pyz's start-up guard (ccm/_bootstrap.py in a zip)
+    build_id = str(getattr(boot, "BUILD_ID", "") or os.environ.get("CCM_BUILD_ID") or "")
+    build = f"build {build_id[:12]}" if build_id else "unknown build"
+    python = f"{platform.python_implementation()} {platform.python_version()} {sys.executable or 'python'}"
+    return f"{__version__} ({build}, {python}, {platform.machine() or 'unknown'})"
 
 
 def _run_command(name: str, args: List[str], debug: bool) -> int:
@@ -75,12 +142,20 @@ def _run_command(name: str, args: List[str], debug: bool) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    flags, rest = split_globals(argv)
+    try:
+        flags, rest = split_globals(argv)
+    except Exception as exc:  # UsageError; imported lazily
+        sys.stderr.write(f"error: {exc}\n\n{USAGE}\n")
+        return EXIT_ERROR
     if flags["version"]:
-        from ccm import __version__
-
-        print(__version__)
+        print(version_text())
         return EXIT_OK
+    for key, kind in (("help_man", "man"), ("completion_script_bash", "bash"), ("completion_script_zsh", "zsh")):
+        if flags[key]:
+            from ccm.cli import docgen
+
+            sys.stdout.write(docgen.render(kind))
+            return EXIT_OK
     if not rest or rest[0] in ("-h", "--help", "help") and len(rest) <= 1:
         if not rest:
             sys.stderr.write(
@@ -102,7 +177,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from ccm import log
 
-    log.configure(debug=flags["debug"], info=flags["info"])
+    log.configure(debug=flags["debug"], info=flags["info"], level=flags["log_level"], quiet=flags["quiet"],
+                  color=flags["color"] or "auto", syslog=flags["syslog"])
     try:
         return _run_command(name, rest[1:], flags["debug"])
     except KeyboardInterrupt:
