@@ -18,6 +18,8 @@ examples:
   ccm apply --checksum sha256:9f86d0... file:///srv/ccm/site.tgz
   ccm apply https://user:pass@repo.example/site.tar.gz
   ccm apply --quiet --detailed-exit-codes --last-run /var/lib/ccm/last_run.json site.tgz
+
+Global flags (--quiet, --log-level, --color, --syslog, --debug) go anywhere: see ccm --help.
 """
 
 
