@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts bench clean
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts bench clean doc-tools
 
 all: pyz
 
@@ -42,13 +42,23 @@ run: pyz
 	@find "$(SCRATCH)" -type f | sort
 
 # The default suite; real-system suites follow when this host can run them (root).
-test: $(STAMP)
+test: $(STAMP) doc-tools
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory test-sysv test-apt; \
 	 else echo "not root: skipping the apt and sysv suites"; fi
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) doc-tools
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
+
+# The man page and completion tests run the real groff, bash and zsh (Debian: groff-base, zsh).
+doc-tools:
+	@missing=""; command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
+	 command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	 if [ -n "$$missing" ]; then \
+	   if [ "$$(id -u)" = 0 ]; then \
+	     (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; }) >/dev/null; \
+	   else echo "doc-tools: install$$missing for the man page and completion tests" >&2; fi; fi
 
 test-apt: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m apt tests

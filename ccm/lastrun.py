@@ -76,6 +76,11 @@ class LastRun:
         }
 
     def write(self, path: str) -> None:
+        """Replace ``path`` atomically; a missing parent directory is created (0755), as
+        cron lines and timers name a state directory nothing else creates."""
+        import os
+
         from ccm.atomicfile import write_text
 
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
         write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")

@@ -125,7 +125,7 @@ def version_text() -> str:
     from ccm import __version__
 
     boot = sys.modules.get("_ccm_boot")  # the pyz's start-up guard (ccm/_bootstrap.py in a zip)
-    build_id = str(getattr(boot, "BUILD_ID", "") or os.environ.get("CCM_BUILD_ID") or "")
+    build_id = str(getattr(boot, "BUILD_ID", "") or "")
     build = f"build {build_id[:12]}" if build_id else "unknown build"
     python = f"{platform.python_implementation()} {platform.python_version()} {sys.executable or 'python'}"
     return f"{__version__} ({build}, {python}, {platform.machine() or 'unknown'})"
