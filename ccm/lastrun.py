@@ -12,7 +12,9 @@ Not: a history (one run only), nor the event log (``--json`` or a session has th
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -78,9 +80,11 @@ class LastRun:
     def write(self, path: str) -> None:
         """Replace ``path`` atomically; a missing parent directory is created (0755), as
         cron lines and timers name a state directory nothing else creates."""
-        import os
-
         from ccm.atomicfile import write_text
 
-        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            if os.path.lexists(parent):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent)
+            os.makedirs(parent, mode=0o755, exist_ok=True)
         write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")

@@ -106,11 +106,18 @@ def run(argv: List[str]) -> int:
 
 
 def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
-    """Write the run's record files (--last-run, --metrics-file): on success, failure or rejection."""
+    """Write the run's record files (--last-run, --metrics-file): on success, failure or
+    rejection. Both are attempted; the first that cannot be written is the error."""
+    from ccm.model.errors import CCMError
+
+    problems: List[str] = []
     if record is not None:
         events = manager.session.transaction_events() if (manager is not None and result is not None) else None
         record.finish(rc, summary=getattr(result, "summary", None), events=events, error=error)
-        record.write(args.last_run)
+        try:
+            record.write(args.last_run)
+        except OSError as exc:
+            problems.append(f"cannot write --last-run {args.last_run}: {exc.strerror or exc}")
     if metrics is not None:
         import time
 
@@ -118,7 +125,14 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
 
         metrics.set("last_run_timestamp", time.time())
         metrics.set("last_run_exit_code", rc)
-        write_textfile(metrics, args.metrics_file)
+        try:
+            write_textfile(metrics, args.metrics_file)
+        except OSError as exc:
+            problems.append(f"cannot write --metrics-file {args.metrics_file}: {exc.strerror or exc}")
+    if problems and not error:
+        raise CCMError("; ".join(problems))
+    for problem in problems:  # the run already failed with its own error: do not hide it
+        sys.stderr.write(f"ccm: error: {problem}\n")
 
 
 def _apply(args: Any, manager: Any) -> "tuple[int, Any]":

@@ -7,7 +7,8 @@ What: ``tree()`` imports every command module in ``ccm.cli.main.COMMANDS`` and w
 and the completions without touching this module. ``render(kind)`` returns the text.
 
 Guarantees: only the CLI's own parsers are read (no manager, no facts, no provider is
-built); the output is deterministic. Not: used by ``ccm --help`` (which must stay cheap).
+built); the output depends on nothing else (the man page's date is SOURCE_DATE_EPOCH's
+when set, for reproducible packages). Not: used by ``ccm --help`` (which must stay cheap).
 """
 from __future__ import annotations
 
@@ -56,17 +57,22 @@ def _walk(parser: argparse.ArgumentParser, path: Tuple[str, ...], summary: str, 
     return Node(path, summary, parser, aliases, children)
 
 
-def tree() -> Node:
+def tree(strict: bool = False) -> Node:
+    """Every command of ``COMMANDS`` with its parser. A command module without ``parser()``
+    is listed by name and summary only, or raises RuntimeError when ``strict`` (the tests)."""
     from ccm.cli.main import ALIASES, COMMANDS
 
     commands: List[Node] = []
     for name, (module_name, summary) in COMMANDS.items():
         module = importlib.import_module(module_name)
         build = getattr(module, "parser", None)
-        if build is None:
-            raise RuntimeError(f"{module_name} has no parser(): every command exposes its argparse tree")
-        lazy = "selected" in inspect.signature(build).parameters
         aliases = tuple(a for a, target in ALIASES.items() if target == name)
+        if build is None:
+            if strict:
+                raise RuntimeError(f"{module_name} has no parser(): every command exposes its argparse tree")
+            commands.append(Node((name,), summary, None, aliases, []))
+            continue
+        lazy = "selected" in inspect.signature(build).parameters
         commands.append(_walk(build(), (name,), summary, aliases, build if lazy else None))
     return Node((), "Choria Configuration Manager", None, (), commands)
 
@@ -141,7 +147,12 @@ def man_page() -> str:
     from ccm import __version__
 
     root = tree()
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    import os
+    import time
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    stamp = int(epoch) if epoch.isdigit() else time.time()
+    date = datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%d")
     out = [f'.TH CCM 1 "{date}" "ccm {__version__}" "User Commands"',
            ".SH NAME", "ccm \\- Choria Configuration Manager",
            ".SH SYNOPSIS", "\\fBccm\\fR [\\fIglobal flags\\fR] \\fIcommand\\fR [\\fIargs\\fR ...]",
@@ -246,16 +257,14 @@ def bash_script() -> str:
     lines += ["    esac", "}", "", "_ccm_flags() {", '    case "$1" in']
     for path, names in flag_names.items():
         lines.append(f'        "{path}") echo "{_words(names if path == "" else names + global_flags)}" ;;')
-    lines += ["    esac", "}", "", "# prints the choices of a flag's value, or nothing for a free value; fails when the",
-              "# word takes no value", "_ccm_value() {", '    case "$1|$2" in']
+    lines += ["    esac", "}", "", "# the choices of a flag's value, or nothing for a free value;",
+              "# fails when the word takes no value", "_ccm_value() {", '    case "$1|$2" in']
     for path, opts in values.items():
         for opt, choices in opts.items():
             lines.append(f'        "{path}|{opt}") echo "{_words(choices)}" ;;')
-            if path != "":
-                continue
-    for name, _help, choices, _hidden in _global_flags():
-        if choices:
-            lines.append(f'        *"|{name}") echo "{_words(list(choices))}" ;;')
+    for name, _help, global_choices, _hidden in _global_flags():
+        if global_choices:
+            lines.append(f'        *"|{name}") echo "{_words(list(global_choices))}" ;;')
     lines += ["        *) return 1 ;;", "    esac", "}", "",
               "_ccm() {",
               '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" i w',
@@ -344,9 +353,9 @@ def zsh_script() -> str:
     for path, opts in values.items():
         for opt, choices in opts.items():
             lines.append(f'        "{path}|{opt}") print -r -- "{_words(choices)}" ;;')
-    for name, _help, choices, _hidden in _global_flags():
-        if choices:
-            lines.append(f'        *"|{name}") print -r -- "{_words(list(choices))}" ;;')
+    for name, _help, global_choices, _hidden in _global_flags():
+        if global_choices:
+            lines.append(f'        *"|{name}") print -r -- "{_words(list(global_choices))}" ;;')
     lines += ["        *) return 1 ;;", "    esac", "}", "", "_ccm_positional() {", '    case "$1" in']
     for path, kind in positional.items():
         lines.append(f'        "{path}") print -r -- "{kind}" ;;')

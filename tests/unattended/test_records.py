@@ -106,3 +106,14 @@ def test_gauges_not_exposed_until_set():
     assert "choria_ccm_last_run_exit_code 2\n" in m.exposition()
     m.set("choria_ccm_resource_state_total_count", 1)  # a counter: refused, logged, not raised
     assert "choria_ccm_resource_state_total_count" not in m.exposition()
+
+
+def test_unwritable_record_is_one_clear_error(tmp_path):
+    m = file_manifest(tmp_path / "m.yaml", tmp_path / "out.txt")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = ccm("apply", "--quiet", "--last-run", str(blocker / "last_run.json"), str(m))
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == [f"ccm: error: cannot write --last-run {blocker / 'last_run.json'}: "
+                                       "Not a directory"]
+    assert (tmp_path / "out.txt").exists()  # the run itself happened
