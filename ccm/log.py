@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import sys
 import threading
 from datetime import datetime, timezone
@@ -88,7 +87,7 @@ class SyslogSink:
     """RFC 3164 datagrams to the local syslog socket (what ``logger -t ccm -p daemon.*``
     sends). A missing or refusing socket gives one warning on stderr, then nothing."""
 
-    def __init__(self, sock: Optional[socket.socket], path: str, level: int) -> None:
+    def __init__(self, sock: Any, path: str, level: int) -> None:
         self._sock = sock
         self.path = path
         self.level = level
@@ -96,6 +95,8 @@ class SyslogSink:
 
     @classmethod
     def open(cls, level: int, path: Optional[str] = None) -> "SyslogSink":
+        import socket
+
         path = path or os.environ.get("CCM_SYSLOG_SOCKET") or SYSLOG_SOCKET
         sink = cls(None, path, level)
         try:

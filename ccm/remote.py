@@ -29,13 +29,13 @@ import tempfile
 import urllib.parse
 from typing import BinaryIO, List, NamedTuple, Optional, Tuple
 
-from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get, redact_url
 from ccm.model.errors import ManifestError, ValidationError
 
 __all__ = ["Checksum", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
            "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
+_BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
 # A local bundle is copied before it is checked and extracted; bound what a copy may take.
 MAX_LOCAL_BUNDLE_BYTES = 1 << 30
 _CHUNK = 1 << 20
@@ -62,6 +62,15 @@ def parse_checksum(text: str) -> Checksum:
     if len(digest) != width or any(c not in "0123456789abcdef" for c in digest):
         raise ValidationError(f"invalid checksum {text!r}: expected {algorithm}: and {width} hex digits")
     return Checksum(algorithm, digest)
+
+
+def redact_url(url: str) -> str:
+    """``ccm.httpget.redact_url``, imported only for URLs: local runs never load urllib/ssl."""
+    if "://" not in url:
+        return url
+    from ccm.httpget import redact_url as redact
+
+    return redact(url)
 
 
 def _copy_hashing(src: BinaryIO, dst: Optional[BinaryIO], limit: int) -> str:
@@ -136,14 +145,17 @@ def _private_tmpdir() -> str:
     return tmpdir
 
 
-def fetch_bundle(url: str, *, timeout: float = DEFAULT_TIMEOUT, checksum: Optional[Checksum] = None) -> Tuple[str, str]:
+def fetch_bundle(url: str, *, timeout: Optional[float] = None,
+                 checksum: Optional[Checksum] = None) -> Tuple[str, str]:
+    from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get
+
     shown = redact_url(url)
     tmpdir = _private_tmpdir()
     try:
         archive = os.path.join(tmpdir, "bundle.tar.gz")
         try:
             with open(archive, "wb") as out:
-                get(url, out, timeout=timeout)
+                get(url, out, timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
         except HTTPGetError as exc:
             raise ManifestError(f"could not fetch manifest {shown}: {exc}") from None
         return extract_bundle(archive, tmpdir, shown, checksum), tmpdir
@@ -205,8 +217,6 @@ def open_source(source: str, *, base_dir: str, checksum: Optional[Checksum] = No
     ``manifest.yaml``; anything else is a manifest file, relative to ``base_dir``.
     ``checksum`` applies to the bundle or manifest file; a directory cannot be checked.
     """
-    from ccm import safe_extract
-
     scheme = source.split("://", 1)[0].lower() if "://" in source else ""
     if scheme in ("http", "https"):
         path, tmpdir = fetch_bundle(source, checksum=checksum)
@@ -227,7 +237,7 @@ def open_source(source: str, *, base_dir: str, checksum: Optional[Checksum] = No
         if not os.path.isfile(found):
             raise ManifestError(f"{MANIFEST_NAME} not found in directory {source}")
         return found, source, None
-    if safe_extract.archive_kind(local) == safe_extract.KIND_TGZ or _is_gzip(local):
+    if local.lower().endswith(_BUNDLE_SUFFIXES) or _is_gzip(local):
         path, tmpdir = local_bundle(local, source, checksum)
         return path, source, tmpdir
     if checksum is not None and os.path.exists(local):

@@ -77,7 +77,7 @@ def run(argv: List[str]) -> int:
     record = None
     if args.last_run:
         from ccm.lastrun import LastRun
-        from ccm.remote import redact_url
+        from ccm.remote import redact_url  # imports urllib only for URLs
 
         record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
     metrics = None

@@ -120,15 +120,16 @@ def version_text() -> str:
     """``ccm --version``: the version first (scripts take the first word), then the build id
     (baked into the pyz's boot module, ``unknown build`` outside a pyz), the Python running
     it and the machine."""
-    import platform
-
     from ccm import __version__
 
     boot = sys.modules.get("_ccm_boot")  # the pyz's start-up guard (ccm/_bootstrap.py in a zip)
     build_id = str(getattr(boot, "BUILD_ID", "") or "")
     build = f"build {build_id[:12]}" if build_id else "unknown build"
-    python = f"{platform.python_implementation()} {platform.python_version()} {sys.executable or 'python'}"
-    return f"{__version__} ({build}, {python}, {platform.machine() or 'unknown'})"
+    # sys/os only: `platform` would import subprocess and pathlib on every --version
+    impl = {"cpython": "CPython", "pypy": "PyPy"}.get(sys.implementation.name, sys.implementation.name)
+    version = ".".join(str(v) for v in sys.version_info[:3])
+    python = f"{impl} {version} {sys.executable or 'python'}"
+    return f"{__version__} ({build}, {python}, {os.uname().machine or 'unknown'})"
 
 
 def _run_command(name: str, args: List[str], debug: bool) -> int:
