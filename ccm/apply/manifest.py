@@ -54,13 +54,15 @@ class Manifest:
 
 
 def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[str, str, Optional[str]]:
-    """-> (path, display source, tmpdir to clean up); bundles and checksums: ``ccm.remote``."""
-    if source.split("://", 1)[0].lower() == "obj" and "://" in source:
-        raise ManifestError(f"object store manifests need NATS, which is not available in this build: {source}")
+    """-> (path, display source, tmpdir to clean up); bundles and checksums: ``ccm.remote``
+    (another transport lands its archive in a private temp dir and calls
+    ``ccm.remote.extract_bundle(archive, tmpdir, shown, wanted)``, checksum included)."""
     from ccm.remote import open_source, parse_checksum
 
-    return open_source(source, base_dir=manager.working_dir or os.getcwd(),
-                       checksum=None if checksum is None else parse_checksum(checksum))
+    wanted = None if checksum is None else parse_checksum(checksum)
+    if source.split("://", 1)[0].lower() == "obj" and "://" in source:
+        raise ManifestError(f"object store manifests need NATS, which is not available in this build: {source}")
+    return open_source(source, base_dir=manager.working_dir or os.getcwd(), checksum=wanted)
 
 
 def _read_document(path: str) -> Tuple[Dict[str, Any], str]:

@@ -213,3 +213,12 @@ def test_help_lists_the_global_flags():
 
 
 assert ROOT.is_dir()
+
+
+def test_quiet_ensure(tmp_path):
+    target = tmp_path / "f"
+    args = ["ensure", "file", str(target), "--content", "x", "--quiet"]
+    first = ccm(*args)
+    assert first.returncode == 0 and first.stdout.startswith(" WARN  file#") and "changed" in first.stdout
+    second = ccm(*args)
+    assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
