@@ -11,16 +11,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def clean_env(**extra: Optional[str]) -> Dict[str, str]:
+    """No CCM_*/NO_COLOR/TERM from the caller (the private test cache dir stays); ``None`` unsets."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CCM_", "NO_COLOR")) and k != "TERM"}
+           if k == "CCM_CACHE_DIR" or not (k.startswith(("CCM_", "NO_COLOR")) or k == "TERM")}
     env["PYTHONPATH"] = str(ROOT)
-    env.setdefault("CCM_CACHE_DIR", os.environ.get("CCM_CACHE_DIR", ""))
-    for key, value in extra.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
+    env.update({k: v for k, v in extra.items() if v is not None})
+    return {k: v for k, v in env.items() if extra.get(k, "") is not None}
 
 
 def ccm(*args: str, env: Optional[Dict[str, str]] = None, cwd: Optional[Path] = None,

@@ -146,12 +146,25 @@ def _bash_complete(script, line):
     return {w for w in res.stdout.splitlines() if w}
 
 
+def _script(tmp_path_factory, shell):
+    if shutil.which(shell) is None:
+        pytest.fail(f"{shell} is needed (Debian package {shell}; make doc-tools installs it)")
+    res = ccm(f"--completion-script-{shell}")
+    assert res.returncode == 0 and res.stderr == ""
+    path = tmp_path_factory.mktemp(shell) / "ccm"
+    path.write_text(res.stdout)
+    return path
+
+
 @pytest.fixture(scope="module")
 def bash_script(tmp_path_factory):
-    res = ccm("--completion-script-bash")
-    assert res.returncode == 0
-    path = tmp_path_factory.mktemp("bash") / "ccm.bash"
-    path.write_text(res.stdout)
+    return _script(tmp_path_factory, "bash")
+
+
+@pytest.fixture(scope="module")
+def zsh_script(tmp_path_factory):
+    path = _script(tmp_path_factory, "zsh")
+    assert path.read_text().startswith("#compdef ccm")
     return path
 
 
@@ -182,17 +195,6 @@ def _zsh_complete(script, line):
     got = {w for w in res.stdout.splitlines() if w}
     prefix = words[-1]
     return {w for w in got if w.startswith(prefix)} if prefix else got
-
-
-@pytest.fixture(scope="module")
-def zsh_script(tmp_path_factory):
-    if shutil.which("zsh") is None:
-        pytest.fail("zsh is needed (Debian package zsh; make doc-tools installs it)")
-    res = ccm("--completion-script-zsh")
-    assert res.returncode == 0 and res.stdout.startswith("#compdef ccm")
-    script = tmp_path_factory.mktemp("zsh") / "_ccm"
-    script.write_text(res.stdout)
-    return script
 
 
 @pytest.mark.parametrize("line,expected", BASH_CASES)
