@@ -122,8 +122,12 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         props["content"] = args.content
     elif args.content_file:
         require_file(args.content_file)
-        with open(args.content_file, "r", encoding="utf-8") as fh:
-            props["content"] = fh.read()
+        try:
+            with open(args.content_file, "r", encoding="utf-8") as fh:
+                props["content"] = fh.read()
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"content file {args.content_file} is not UTF-8 text (invalid byte at "
+                                  f"offset {exc.start}); use --source to copy a binary file") from None
     if args.source:
         require_file(args.source)
         props["source"] = os.path.abspath(args.source)
@@ -370,6 +374,10 @@ def run_pipe(args: argparse.Namespace) -> int:
         manager.user_log = UserLogger(stream=sys.stderr)  # stdout carries only the response
         return manager
 
-    text = sys.stdin.read()
+    try:  # bytes, decoded strictly: undecodable input must not come back as surrogates
+        text = sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _respond({"error": f"request is not UTF-8 text (invalid byte at offset {exc.start})"}, args.yaml)
+        return 0
     _respond(handle_request(factory, text), args.yaml)
     return 0

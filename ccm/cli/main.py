@@ -199,6 +199,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if isinstance(exc, CCMError):
             sys.stderr.write(f"ccm: error: {exc}\n")
             return EXIT_ERROR
+        if isinstance(exc, UnicodeError):  # a safety net: input read as text that is not UTF-8
+            where = f" at offset {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {exc.reason}\n")
+            return EXIT_ERROR
         sys.stderr.write(f"ccm: error: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR
 

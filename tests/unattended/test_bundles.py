@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -196,3 +198,20 @@ def test_binary_manifest_message(tmp_path, env):
     res = ccm("apply", str(binary), env=env)
     assert res.stderr == (f"ccm: error: {binary}: not a text manifest (invalid UTF-8 at byte 0); "
                           "bundles are gzipped tar files (.tar.gz, .tgz)\n")
+
+
+def test_binary_input_to_other_commands_is_one_line(tmp_path, env):
+    binary = tmp_path / "rnd.bin"
+    binary.write_bytes(b"ok\x8d\xff\xfe" + bytes(range(128, 256)))
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"ccm:\n  resources:\n    - exec:\n        - {tmp_path}/never: {{}}\n")
+    for args in (["hiera", "parse", str(binary)], ["apply", "--facts", str(binary), str(manifest)],
+                 ["ensure", "file", str(tmp_path / "t"), "--content-file", str(binary)],
+                 ["apply", "--hiera", str(binary), str(manifest)], ["hiera", "facts", "--facts", str(binary)]):
+        res = ccm(*args, env=env)
+        lines = res.stderr.splitlines()
+        assert res.returncode == 1 and len(lines) == 1 and lines[0].startswith("ccm: error: "), (args, res.stderr)
+        assert "Error:" not in lines[0], (args, lines)  # no exception class names
+    res = subprocess.run([sys.executable, "-m", "ccm", "ensure", "api", "pipe"], input=binary.read_bytes(),
+                         env=env, capture_output=True, timeout=60)
+    assert res.returncode == 0 and b'"error": "request is not UTF-8 text (invalid byte at offset 2)"' in res.stdout
