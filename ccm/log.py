@@ -85,7 +85,11 @@ def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dic
 
 class SyslogSink:
     """RFC 3164 datagrams to the local syslog socket (what ``logger -t ccm -p daemon.*``
-    sends). A missing or refusing socket gives one warning on stderr, then nothing."""
+    sends). A missing or refusing socket gives one warning on stderr, then nothing. A
+    syslog daemon that stops reading never hangs a run: a send waits at most
+    ``SEND_TIMEOUT`` seconds, then the sink warns once and drops the rest."""
+
+    SEND_TIMEOUT = 0.5
 
     def __init__(self, sock: Any, path: str, level: int) -> None:
         self._sock = sock
@@ -106,6 +110,7 @@ class SyslogSink:
             except OSError:
                 sock.close()
                 raise
+            sock.settimeout(cls.SEND_TIMEOUT)
             sink._sock = sock
         except OSError as exc:
             sink._warn(exc)
@@ -114,9 +119,10 @@ class SyslogSink:
     def _warn(self, exc: OSError) -> None:
         if not self._warned:
             self._warned = True
+            reason = "not accepting messages" if isinstance(exc, socket_timeout()) else (exc.strerror or exc)
             with _lock:
                 sys.stderr.write(f"ccm: warning: syslog unavailable at {self.path}: "
-                                 f"{exc.strerror or exc}; logging to the terminal only\n")
+                                 f"{reason}; logging to the terminal only\n")
 
     def send(self, level: int, text: str) -> None:
         if self._sock is None or level < self.level:
@@ -134,6 +140,12 @@ class SyslogSink:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+
+
+def socket_timeout() -> type:
+    import socket
+
+    return socket.timeout
 
 
 def _to_syslog(level: int, text: str) -> None:

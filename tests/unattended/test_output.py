@@ -222,3 +222,18 @@ def test_quiet_ensure(tmp_path):
     assert first.returncode == 0 and first.stdout.startswith(" WARN  file#") and "changed" in first.stdout
     second = ccm(*args)
     assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
+
+
+def test_a_stuck_syslog_never_hangs_a_run(tmp_path, syslog_socket):
+    """Nobody reads the socket: its queue fills, ccm warns once and finishes."""
+    path, _sock = syslog_socket
+    lines = "".join(f"        - {tmp_path}/f{i}:\n            ensure: present\n            content: x\n"
+                    f"            owner: \"{os.getuid()}\"\n            group: \"{os.getgid()}\"\n"
+                    "            mode: \"0644\"\n" for i in range(40))
+    m = manifest(tmp_path / "m.yaml", "ccm:\n  resources:\n    - file:\n" + lines)
+    env = clean_env(CCM_SYSLOG_SOCKET=path)
+    for _ in range(2):  # the second run starts with the queue already full
+        res = ccm("apply", "--syslog", "--quiet", str(m), env=env, timeout=60)
+        assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        f"ccm: warning: syslog unavailable at {path}: not accepting messages; logging to the terminal only"]
