@@ -167,7 +167,7 @@ def extract(target, archive_path, force=False):
     import zipfile
     from pathlib import Path
 
-    from _bootstrap import extract_site_packages  # shiv's, from this zip
+    from _bootstrap import extract_site_packages  # type: ignore[import-not-found]  # shiv's, from this zip
 
     parent, name = os.path.split(target)
     fd = os.open(os.path.join(parent, "." + name + ".ccm-lock"), os.O_RDWR | os.O_CREAT, 0o600)

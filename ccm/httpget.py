@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import IO, Mapping, Optional, Tuple
+from typing import Mapping, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 
@@ -76,7 +76,13 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         return result
 
 
-def get(url: str, out: IO[bytes], *, username: str = "", password: str = "",
+class Sink(Protocol):
+    """Where a body is streamed: anything with ``write(bytes)``."""
+
+    def write(self, data: bytes) -> int: ...
+
+
+def get(url: str, out: Sink, *, username: str = "", password: str = "",
         headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT) -> int:
     """GET ``url`` and stream the body into ``out``; returns the number of bytes written."""
     shown = redact_url(url)

@@ -1,9 +1,23 @@
 """The manager: the only place that wires facts, data, environment, working directory,
 noop, session store, runner, registry, metrics and logging together.
 
-The CLI and the agent build one with ``build(...)`` and hand it work
-(``ensure``, ``apply_manifest``, ``status``); resources only see the narrow
-``ccm.model.manager.Manager`` contract.
+The CLI and the agent build one with ``build(...)`` and hand it work:
+
+* ``ensure(type_name, raw_properties)`` -- one resource, validated exactly like a
+  manifest resource, run, recorded;
+* ``status(type_name, name)`` -- the observed state through the same provider selection
+  and ``TypeLogic.status`` an apply uses;
+* ``apply(source, noop=..., health_check_only=..., hiera=...)`` -- load a manifest
+  completely, then run it (``load`` and ``execute`` are the two halves);
+* ``child(**overrides)`` -- a manager for a nested run or an agent worker: it shares the
+  facts cache, runner, registry, metrics and session store and has its own noop, working
+  directory, data, depth, chain and log.
+
+Resources only see the ``ccm.model.manager`` contracts, through a ``ResourceContext``.
+
+Lifetimes: facts are gathered once per manager family and refreshed on request
+(``refresh_facts``); owner/group lookups are remembered for one run (cleared when a
+top-level ``ensure`` or manifest run starts).
 """
 from __future__ import annotations
 
@@ -11,11 +25,20 @@ import copy
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional
 
 from ccm.log import UserLogger, internal
-from ccm.model.events import TransactionEvent
+from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.lazy import LazyMapping
+from ccm.model.manager import ChildRun, Metrics, UserLog
+from ccm.model.resource import Properties
+from ccm.model.runner import CommandRunner
+
+if TYPE_CHECKING:
+    from ccm.apply.engine import ExecutionResult
+    from ccm.apply.manifest import Manifest
+    from ccm.registry import Registry, TypeSpec
+    from ccm.session import SessionStore
 
 log = internal("ccm.manager")
 
@@ -33,36 +56,77 @@ class NoopMetrics:
         pass
 
 
+class FactsCache:
+    """Facts gathered on first use and kept until ``refresh`` (thread-safe).
+
+    One instance is shared by a manager and all its children, so an agent's workers
+    gather once and a worker can ask for fresh facts before a run.
+    """
+
+    def __init__(self, facts: Optional[Dict[str, Any]], extra: Mapping[str, Any],
+                 metrics: Metrics) -> None:
+        self._lock = threading.Lock()
+        self._fixed = facts is not None      # given by the caller: never re-gathered
+        self._facts = facts
+        self._extra = dict(extra)
+        self._metrics = metrics
+
+    def get(self) -> Dict[str, Any]:
+        with self._lock:
+            if self._facts is None:
+                self._facts = self._gather()
+            return self._facts
+
+    def set(self, facts: Dict[str, Any]) -> None:
+        with self._lock:
+            self._facts = facts
+            self._fixed = True
+
+    def refresh(self) -> None:
+        """Forget gathered facts; the next reader gathers again (given facts stay)."""
+        with self._lock:
+            if not self._fixed:
+                self._facts = None
+
+    def _gather(self) -> Dict[str, Any]:
+        from ccm.data.merge import deep_merge
+        from ccm.facts import gather
+
+        started = time.monotonic()
+        gathered = gather()
+        self._metrics.observe("facts_gather", time.monotonic() - started)
+        return deep_merge(gathered, self._extra) if self._extra else gathered
+
+
 class Manager:
     def __init__(self, *, noop: bool = False, session_dir: Optional[str] = None,
                  facts: Optional[Dict[str, Any]] = None, extra_facts: Optional[Mapping[str, Any]] = None,
                  environ: Optional[Dict[str, str]] = None, working_dir: Optional[str] = None,
-                 user_log: Optional[UserLogger] = None, runner: Any = None, registry: Any = None,
-                 metrics: Any = None, data: Optional[Dict[str, Any]] = None,
+                 user_log: Optional[UserLogger] = None, runner: Optional[CommandRunner] = None,
+                 registry: Optional["Registry"] = None, metrics: Any = None,
+                 data: Optional[Dict[str, Any]] = None,
                  template_functions: Optional[Dict[str, Callable[..., Any]]] = None,
-                 nats_context: str = "CCM", registration_stream: str = "REGISTRATION"):
+                 nats_context: str = "CCM", registration_stream: str = "REGISTRATION") -> None:
         from ccm.session import open_store
 
         self.noop = noop
         self.working_dir = working_dir
-        self.user_log = user_log or UserLogger()
+        self.user_log: UserLog = user_log or UserLogger()
         if runner is None:
             from ccm.runner import SubprocessRunner
 
             runner = SubprocessRunner()
-        self.runner = runner
+        self.runner: CommandRunner = runner
         if registry is None:
             from ccm.registry import default_registry
 
             registry = default_registry()
-        self.registry = registry
-        self.metrics = metrics or NoopMetrics()
-        self.session = open_store(session_dir)
+        self.registry: "Registry" = registry
+        self.metrics: Any = metrics or NoopMetrics()
+        self.session: "SessionStore" = open_store(session_dir)
         self.session.listeners.append(self.metrics.record_event)
-        self._facts = facts
-        self._lazy_facts = LazyMapping(self.facts)
-        self._extra_facts = dict(extra_facts or {})
-        self._facts_lock = threading.Lock()
+        self._facts_cache = FactsCache(facts, extra_facts or {}, self.metrics)
+        self._lazy_facts: Mapping[str, Any] = LazyMapping(self.facts)
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
         self.external_data: Dict[str, Any] = {}
@@ -71,30 +135,41 @@ class Manager:
         self.registration_stream = registration_stream
         self.depth = 0
         self.health_check_only = False
-        self.apply_chain: list = []   # manifest paths from the top-level run to the current one
+        self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
+        self.run_cache: Any = None    # the current run's RunCache (ccm.apply.runcache), else None
+
+    def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
+              data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,
+              apply_chain: Optional[List[str]] = None, user_log: Optional[UserLog] = None,
+              health_check_only: Optional[bool] = None) -> "Manager":
+        """A manager sharing this one's facts cache, runner, registry, metrics, session,
+        environment and template functions, with its own run settings (each defaults to
+        this manager's current value)."""
+        kid = copy.copy(self)   # shares every collaborator by reference
+        kid.noop = self.noop if noop is None else noop
+        kid.working_dir = self.working_dir if working_dir is None else working_dir
+        kid._data = copy.deepcopy(self._data) if data is None else dict(data)
+        kid.depth = self.depth if depth is None else depth
+        kid.apply_chain = list(self.apply_chain if apply_chain is None else apply_chain)
+        kid.user_log = self.user_log if user_log is None else user_log
+        kid.health_check_only = self.health_check_only if health_check_only is None else health_check_only
+        return kid
 
     # --- facts and data ----------------------------------------------------------------
 
     def facts(self) -> Dict[str, Any]:
-        with self._facts_lock:
-            if self._facts is None:
-                from ccm.data.merge import deep_merge
-                from ccm.facts import gather
-
-                started = time.monotonic()
-                gathered = gather()
-                self.metrics.observe("facts_gather", time.monotonic() - started)
-                self._facts = deep_merge(gathered, self._extra_facts) if self._extra_facts else gathered
-            return self._facts
+        return self._facts_cache.get()
 
     def facts_view(self) -> Mapping[str, Any]:
         """The facts, gathered only when something reads them."""
         return self._lazy_facts
 
     def set_facts(self, facts: Dict[str, Any]) -> None:
-        with self._facts_lock:
-            self._facts = facts
-        self._lazy_facts = LazyMapping(self.facts)
+        self._facts_cache.set(facts)
+
+    def refresh_facts(self) -> None:
+        """Gather the facts again on next use (for every manager sharing the cache)."""
+        self._facts_cache.refresh()
 
     def data(self) -> Dict[str, Any]:
         return dict(self._data)
@@ -106,7 +181,7 @@ class Manager:
 
     # --- templates ---------------------------------------------------------------------
 
-    def template_function_names(self) -> frozenset:
+    def template_function_names(self) -> FrozenSet[str]:
         """Every function a template may call here (checked when a manifest loads)."""
         from ccm.templates import CCM_FUNCTIONS
 
@@ -124,37 +199,113 @@ class Manager:
 
     # --- work --------------------------------------------------------------------------
 
-    def spec(self, type_name: str) -> Any:
+    def spec(self, type_name: str) -> "TypeSpec":
         return self.registry.spec(type_name)
 
-    def apply_resource(self, props: Any, *, health_check_only: bool = False) -> TransactionEvent:
+    def prepare(self, type_name: str, raw: Mapping[str, Any],
+                env: Optional[Mapping[str, Any]] = None) -> Properties:
+        """Raw properties -> validated ``Properties``, exactly as a manifest resource is
+        (``ccm.resources.properties.prepare``); raises ``ValidationError``."""
+        from ccm.resources import properties as P
+
+        return P.prepare(self.spec(type_name), raw, self.template_environment() if env is None else env,
+                         known_functions=self.template_function_names)
+
+    def ensure(self, type_name: str, raw_properties: Mapping[str, Any]) -> TransactionEvent:
+        """Validate, run and record one resource (the event is returned, not logged)."""
+        props = self.prepare(type_name, raw_properties)
+        begin_run()
+        event = self.apply_resource(props)
+        self.record(event)
+        return event
+
+    def status(self, type_name: str, name: str, *, provider: Optional[str] = None) -> ResourceState:
+        """The observed state of one resource, through the provider an apply would use
+        (or the forced ``provider``)."""
+        from ccm.resources import base
+
+        return base.observe(self, self.spec(type_name), name, provider=provider)
+
+    def apply_resource(self, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
         """Run one already-validated resource through the shared flow (not recorded)."""
         from ccm.resources import base
 
         return base.run(self, self.spec(props.type_name), props, health_check_only=health_check_only)
 
+    def load(self, source: str, *, hiera: Optional[str] = None,
+             overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
+             checksum: Optional[str] = None) -> "Manifest":
+        """Resolve a manifest completely (sets this manager's data and working directory);
+        ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
+        from ccm.apply.manifest import load_manifest
+
+        return load_manifest(source, self, hiera_source=hiera, overriding_data=overriding_data,
+                             deny_apply=deny_apply, checksum=checksum)
+
+    def execute(self, manifest: "Manifest", *, health_check_only: bool = False,
+                nested: bool = False) -> "ExecutionResult":
+        """Run a loaded manifest in declaration order, recording every event."""
+        from ccm.apply.engine import execute
+
+        if not nested:
+            begin_run()
+        return execute(self, manifest, health_check_only=health_check_only, nested=nested,
+                       user_log=self.user_log)
+
+    def apply(self, source: str, *, noop: Optional[bool] = None, health_check_only: bool = False,
+              hiera: Optional[str] = None) -> "ExecutionResult":
+        """Load ``source`` and run it; ``noop`` (when given) applies to this run only."""
+        runner = self if noop is None or noop == self.noop else self.child(noop=noop)
+        manifest = runner.load(source, hiera=hiera)
+        try:
+            return runner.execute(manifest, health_check_only=health_check_only)
+        finally:
+            manifest.cleanup()
+
+    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
+                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
+        """A nested manifest: resolved and run by a child manager one level deeper, in
+        this run's session (``ccm.model.manager.NestedApply``)."""
+        from ccm.model.errors import CCMError
+
+        kid = self.child(noop=self.noop or noop, depth=self.depth + 1,
+                         apply_chain=self.apply_chain + [path], user_log=self.user_log.bind(manifest=label),
+                         health_check_only=self.health_check_only or health_check_only)
+        overriding = copy.deepcopy(self._data) if data is None else data
+        try:
+            manifest = kid.load(path, overriding_data=overriding, deny_apply=deny_apply)
+        except CCMError as exc:
+            return ChildRun(load_error=str(exc))
+        try:
+            result = kid.execute(manifest, health_check_only=kid.health_check_only, nested=True)
+        except CCMError as exc:
+            return ChildRun(resource_count=len(manifest.resources), run_error=str(exc))
+        finally:
+            manifest.cleanup()
+        return ChildRun(resource_count=len(manifest.resources), events=list(result.events))
+
     def record(self, event: TransactionEvent) -> None:
         self.session.record(event)
 
-    def log_event(self, event: TransactionEvent, user_log: Optional[UserLogger] = None) -> None:
+    def log_event(self, event: TransactionEvent, user_log: Optional[UserLog] = None) -> None:
         from ccm.report import log_event
 
         log_event(user_log or self.user_log, event)
 
-    def snapshot(self) -> Dict[str, Any]:
-        """What a nested apply must restore afterwards."""
-        return {"noop": self.noop, "working_dir": self.working_dir, "data": copy.deepcopy(self._data),
-                "depth": self.depth, "health_check_only": self.health_check_only,
-                "user_log": self.user_log}
 
-    def restore(self, snap: Dict[str, Any]) -> None:
-        self.noop = snap["noop"]
-        self.working_dir = snap["working_dir"]
-        self._data = snap["data"]
-        self.depth = snap["depth"]
-        self.health_check_only = snap["health_check_only"]
-        self.user_log = snap["user_log"]
+def begin_run() -> None:
+    """Start of a top-level run: forget per-run caches (owner/group lookups)."""
+    from ccm.resources.ownership import clear_id_cache
+
+    clear_id_cache()
 
 
 def build(**kwargs: Any) -> Manager:
     return Manager(**kwargs)
+
+
+if TYPE_CHECKING:
+    from ccm.model.manager import RunManager
+
+    def _satisfies_contract(manager: Manager) -> RunManager:
+        return manager   # mypy (make typecheck) proves Manager satisfies ccm.model.manager

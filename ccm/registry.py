@@ -32,7 +32,7 @@ class TypeSpec:
 
     name: str
     fields: Tuple[Field, ...]
-    logic: Callable[[], TypeLogic]
+    logic: str                                # "module:TypeLogicClass", imported on first use
     providers: Dict[str, str]                 # provider name -> "module:FactoryClass"
     validate: Optional[Callable[[Properties], None]] = None
     default_ensure: Optional[str] = None
@@ -40,6 +40,14 @@ class TypeSpec:
     supports_status: bool = True
     status_unsupported_message: str = ""
     deferred_placeholders: Dict[str, str] = field(default_factory=dict)
+    status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
+
+    def new_logic(self) -> TypeLogic[Any]:
+        cls = _import(self.logic)
+        logic = cls()
+        if not isinstance(logic, TypeLogic):
+            raise TypeError(f"{self.logic} is not a TypeLogic")
+        return logic
 
     @property
     def all_fields(self) -> Tuple[Field, ...]:

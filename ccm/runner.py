@@ -2,7 +2,9 @@
 
 Guarantees: argv execution (never a shell unless the caller passes ``/bin/sh -c``), a
 fixed environment (``LANG=C``, ``LC_ALL=C``, fixed ``PATH``) that does not inherit
-ccm's own, the executable resolved on the child's effective ``PATH``, timeouts that kill
+ccm's own, the executable found by the one lookup rule of ``ccm.model.runner``
+(``find_command``: ccm's ``PATH`` then ``BASE_PATH``, or exactly the caller's ``path``/``PATH``,
+the same rule provider selection uses), timeouts that kill
 the whole process group, and secrets redacted from every logged command line.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ccm.log import internal
-from ccm.model.runner import BASE_PATH, CommandResult
+from ccm.model.runner import BASE_PATH, CommandResult, find_command
 
 log = internal("ccm.runner")
 
@@ -33,16 +35,7 @@ def child_environment(env: Optional[Mapping[str, str]] = None, path: Optional[st
     return out
 
 
-def which(executable: str, search_path: str) -> Optional[str]:
-    if "/" in executable:
-        return executable if os.access(executable, os.X_OK) and not os.path.isdir(executable) else None
-    for d in search_path.split(":"):
-        if not d:
-            continue
-        candidate = os.path.join(d, executable)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+which = find_command   # kept for callers of the old name
 
 
 def redact(argv: Sequence[str], secrets: Sequence[str]) -> List[str]:
@@ -73,7 +66,10 @@ class SubprocessRunner:
         started = time.monotonic_ns()
         if not argv:
             return CommandResult(argv=[], exit_code=-1, error="empty command")
-        exe = which(argv[0], child_env.get("PATH", BASE_PATH))
+        # the caller's own search path (path=, env PATH, inherit_env) is used as given;
+        # otherwise the shared rule: ccm's PATH, then BASE_PATH
+        own = inherit_env or bool(path) or "PATH" in (env or {})
+        exe = find_command(argv[0], child_env.get("PATH", BASE_PATH) if own else None)
         if exe is None:
             err = f'exec: "{argv[0]}": executable file not found in $PATH'
             if "/" in argv[0]:
@@ -90,15 +86,17 @@ class SubprocessRunner:
         except OSError as exc:
             return CommandResult(argv=list(argv), exit_code=-1, error=f"{argv[0]}: {exc.strerror or exc}")
         timed_out = False
+        out: bytes
+        err_b: bytes
         try:
-            out, err = proc.communicate(input=stdin, timeout=timeout)
+            out, err_b = proc.communicate(input=stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)
-            out, err = proc.communicate()
+            out, err_b = proc.communicate()
         duration = time.monotonic_ns() - started
         stdout = out.decode("utf-8", "replace")
-        stderr = err.decode("utf-8", "replace")
+        stderr = err_b.decode("utf-8", "replace")
         if timed_out:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
                                  error=f"command timed out after {timeout:g}s and was killed",
@@ -106,7 +104,7 @@ class SubprocessRunner:
         code = proc.returncode
         if code < 0:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
-                                 error=f"signal: {_SIGNAL_TEXT.get(-code, signal.Signals(-code).name)}",
+                                 error=f"signal: {_SIGNAL_TEXT.get(signal.Signals(-code), signal.Signals(-code).name)}",
                                  duration_ns=duration)
         return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=code, duration_ns=duration)
 

@@ -7,9 +7,6 @@ from typing import Any, Dict, Optional
 
 from ccm.log import UserLogger
 from ccm.manager import Manager
-from ccm.model.resource import PARSE
-from ccm.resources import base
-from ccm.resources import properties as P
 
 FACTS = {"host": {"info": {"os": "linux", "hostname": "web01"}}, "hostname": "web01"}
 
@@ -28,16 +25,11 @@ def output(manager: Manager) -> str:
 
 
 def build(manager: Manager, type_name: str, raw: Dict[str, Any]):
-    spec = manager.registry.spec(type_name)
-    props = P.build(spec, raw)
-    P.render_phase(props, manager.template_environment(), PARSE)
-    P.validate(spec, props)
-    return spec, props
+    """The manager's property pipeline (the one manifests and ``ccm ensure`` use)."""
+    return manager.spec(type_name), manager.prepare(type_name, raw)
 
 
 def run(manager: Manager, type_name: str, raw: Dict[str, Any], *, record: bool = True):
-    spec, props = build(manager, type_name, raw)
-    event = base.run(manager, spec, props)
     if record:
-        manager.record(event)
-    return event
+        return manager.ensure(type_name, raw)
+    return manager.apply_resource(manager.prepare(type_name, raw))

@@ -33,9 +33,18 @@ def imports_of(path, module):
             if node.level:
                 base = pkg.split(".")
                 base = base[: len(base) - node.level + 1]
-                yield ".".join(base + ([node.module] if node.module else []))
+                module = ".".join(base + ([node.module] if node.module else []))
             elif node.module:
-                yield node.module
+                module = node.module
+            else:
+                continue
+            yield module
+            # `from ccm import X` / `from ccm.pkg import mod`: X may be a module, and the
+            # rules must see it (otherwise that form would pass every rule).
+            if ours(module):
+                for a in node.names:
+                    if f"{module}.{a.name}" in ALL:
+                        yield f"{module}.{a.name}"
 
 
 def ours(name):
@@ -43,6 +52,39 @@ def ours(name):
 
 
 ALL = dict(modules())
+GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing"}
+
+
+def test_from_ccm_import_resolves_to_the_module():
+    tree_src = "from ccm import templates\nfrom ccm.gocompat import json as j\nfrom ccm.model.errors import CCMError\n"
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(tree_src)
+    try:
+        found = set(imports_of(fh.name, "ccm.expr.x"))
+    finally:
+        os.unlink(fh.name)
+    assert {"ccm.templates", "ccm.gocompat.json", "ccm.model.errors"} <= found, found
+    assert "ccm.model.errors.CCMError" not in found
+
+
+def test_gocompat_is_stdlib_only_and_self_contained():
+    for mod, path in ALL.items():
+        if not mod.startswith("ccm.gocompat"):
+            continue
+        for imp in imports_of(path, mod):
+            if ours(imp):
+                assert imp.startswith("ccm.gocompat"), f"{mod} imports {imp}"
+            else:
+                assert imp.split(".")[0] in GOCOMPAT_STDLIB, f"{mod} imports {imp} (stdlib only, from a short list)"
+
+
+def test_expressions_do_not_import_templates():
+    for mod, path in ALL.items():
+        if mod.startswith("ccm.expr"):
+            bad = [i for i in imports_of(path, mod) if i == "ccm.templates" or i.startswith("ccm.templates.")]
+            assert not bad, f"{mod} imports {bad}"
 
 
 def test_model_imports_only_stdlib_and_itself():
@@ -54,7 +96,7 @@ def test_model_imports_only_stdlib_and_itself():
             assert not third, f"{mod} imports {third}"
 
 
-FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent")
+FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent", "ccm.apply.")
 
 
 def test_resources_never_import_manager_cli_or_other_types():
@@ -65,6 +107,7 @@ def test_resources_never_import_manager_cli_or_other_types():
         own = mod.split(".")[2]
         for imp in imports_of(path, mod):
             assert not imp.startswith(FORBIDDEN_FOR_RESOURCES), f"{mod} imports {imp}"
+            assert imp != "ccm.apply", f"{mod} imports the manifest engine (nested applies go through ctx.apply_child)"
             if imp.startswith("ccm.resources.") and imp.count(".") >= 2:
                 other = imp.split(".")[2]
                 if other in types and other != own:
@@ -114,3 +157,13 @@ def test_help_imports_no_engine_module():
             "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+
+
+def test_import_ccm_and_help_never_import_heavy_modules():
+    """``import ccm`` and ``ccm --help`` load no NATS client (nor jsonschema/prometheus)."""
+    import subprocess
+
+    code = ("import sys, ccm; from ccm.cli.main import main; main(['--help']);"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nats', 'jsonschema', 'prometheus_client')))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccm import gojson
+from ccm.gocompat import json as gojson
 
 
 def test_marshal_indent_layout_and_escapes():

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, List
 
 from ccm.apply.manifest import MAX_DEPTH, Manifest
+from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import SessionSummary, TransactionEvent
@@ -50,12 +51,17 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
+    saved_cache = getattr(manager, "run_cache", None)
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
+    if not nested:   # prefetching providers batch their status queries through it
+        manager.run_cache = RunCache.for_manifest(manifest)
     try:
         for entry in manifest.resources:
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
+            if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
+                manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             try:
@@ -73,6 +79,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
     finally:
         manager.user_log = saved_log
         manager.health_check_only = saved_hc
+        manager.run_cache = saved_cache
         manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
     result.summary = manager.session.summary()
     return result

@@ -14,7 +14,6 @@ from ccm import yamlio
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError
 from ccm.model.resource import Properties, is_templated
-from ccm.resources import properties as P
 
 log = internal("ccm.apply")
 
@@ -145,25 +144,14 @@ def flatten(items: Any, registry: Any) -> List[Tuple[int, str, Dict[str, Any]]]:
 
 
 def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env: Mapping[str, Any]) -> ResourceEntry:
-    """Parse, template (parse-time fields) and validate one resource."""
-    spec = manager.registry.spec(type_name)
-    label = f"{type_name}#{raw.get('name', '?')}"
-    where = f"invalid manifest resource {idx}"
+    """One resource through the shared property pipeline; errors name the list item."""
     try:
-        props = P.build(spec, raw, label=label)
-        try:
-            P.render_phase(props, env, "parse")
-        except TemplateError as exc:
-            raise ValidationError(str(exc), resource=label) from None
-        label = props.resource_id
-        P.validate(spec, props, label=label)
-        known = manager.template_function_names   # called only if a template calls functions
-        P.check_deferred(props, label, known)
-        P.check_control(props, label, known)
+        props = manager.prepare(type_name, raw, env)
     except ValidationError as exc:
-        raise ManifestError(f"{where} ({exc.resource or label}): "
+        label = exc.resource or f"{type_name}#{raw.get('name', '?')}"
+        raise ManifestError(f"invalid manifest resource {idx} ({label}): "
                             + (f"{exc.field}: " if exc.field else "") + exc.message) from None
-    return ResourceEntry(idx, spec, props)
+    return ResourceEntry(idx, manager.spec(type_name), props)
 
 
 def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,

@@ -108,8 +108,8 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
     else:
         ccm_doc["resources"] = ccm_block.get("resources")
     synthetic["ccm"] = ccm_doc
-    key = _verdict_key(synthetic)
-    if key is not None and key in _known_valid():
+    verdict = _verdict_key(synthetic)
+    if verdict is not None and verdict in _known_valid():
         return
     validator = _validator("manifest.json")
     errors = sorted(validator.iter_errors(synthetic), key=lambda e: list(e.absolute_path))
@@ -117,8 +117,8 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
         err = errors[0]
         where = _describe(list(err.absolute_path), checked)
         raise ManifestError(f"{path}: schema validation failed at {where}: {err.message}")
-    if key is not None:
-        _remember_valid(key)
+    if verdict is not None:
+        _remember_valid(verdict)
 
 
 # --- verdict cache -------------------------------------------------------------------------

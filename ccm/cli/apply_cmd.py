@@ -141,17 +141,17 @@ def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
     quiet = log.quiet()
     if args.json:
         manager.user_log.quiet = True
-    from ccm.apply import execute, load_manifest, render_manifest
-
-    manifest = load_manifest(args.manifest, manager, hiera_source=args.hiera, checksum=args.checksum)
+    manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
         if args.render:
+            from ccm.apply import render_manifest
+
             sys.stdout.write(render_manifest(manifest) + "\n")
             return 0, None
         if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
-        result = execute(manager, manifest, health_check_only=args.monitor_only)
+        result = manager.execute(manifest, health_check_only=args.monitor_only)
         summary = result.summary
         if args.json:
             from ccm.report import json_report

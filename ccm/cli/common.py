@@ -1,6 +1,6 @@
 """Helpers shared by CLI commands: argument parsing, map flags, JSON/YAML output, fact files.
 
-JSON output is Go's (``ccm.gojson``): what upstream prints, byte for byte.
+JSON output is Go's (``ccm.gocompat.json``): what upstream prints, byte for byte.
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def parse_map(items: Optional[Iterable[str]]) -> Dict[str, str]:
 
 def to_json(value: Any, *, indent: Optional[int] = 2, sort_keys: bool = False) -> str:
     """Serialise like Go's json.MarshalIndent (``indent=None``: compact json.Marshal)."""
-    from ccm import gojson
+    from ccm.gocompat import json as gojson
 
     try:
         return gojson.dumps(value, indent=indent, sort_keys=sort_keys, default=str)

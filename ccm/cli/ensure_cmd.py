@@ -79,6 +79,8 @@ def _service_args(p: argparse.ArgumentParser) -> None:
 
 
 def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
+    if args.subscribe and not _session_dir(args):
+        raise UsageError("session store should be set when using subscribe")
     if args.enable and args.disable:
         raise UsageError("cannot specify both enable and disable flags")
     props: Dict[str, Any] = {"name": args.name, "ensure": args.ensure}
@@ -265,25 +267,6 @@ def _load_hiera(manager: Any, source: Optional[str]) -> None:
         manager.set_data(resolution.data)
 
 
-def prepare(manager: Any, type_name: str, raw: Dict[str, Any]) -> Any:
-    """Raw properties -> validated Properties, exactly as a manifest resource would be."""
-    from ccm.resources import properties as P
-
-    spec = manager.registry.spec(type_name)
-    label = f"{type_name}#{raw.get('name', '?')}"
-    props = P.build(spec, raw, label=label)
-    env = manager.template_environment()
-    try:
-        P.render_phase(props, env, "parse")
-    except CCMError as exc:
-        raise ValidationError(str(exc), resource=label) from None
-    P.validate(spec, props, label=props.resource_id)
-    known = manager.template_function_names   # called only if a template calls functions
-    P.check_deferred(props, props.resource_id, known)
-    P.check_control(props, props.resource_id, known)
-    return props
-
-
 def _selected(argv: List[str]) -> Optional[str]:
     names = set(SUBCOMMANDS) | set(_CANONICAL)
     for word in argv:
@@ -302,14 +285,10 @@ def run(argv: List[str]) -> int:
     session_dir = _session_dir(args)
     if args.require and not session_dir:
         raise UsageError("session store should be set when using requires")
-    if type_name == "service" and args.subscribe and not session_dir:
-        raise UsageError("session store should be set when using subscribe")
     raw = SUBCOMMANDS[type_name][2](args)
     raw.update(_common_props(args))
     manager = _manager(args)
-    props = prepare(manager, type_name, raw)
-    event = manager.apply_resource(props)
-    manager.record(event)
+    event = manager.ensure(type_name, raw)
     manager.log_event(event)
     return 1 if event.failed else 0
 
@@ -358,10 +337,7 @@ def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, A
             return {"error": "no resources found"}
         if len(flat) > 1:
             return {"error": "multiple resources found"}
-        props = prepare(manager, type_name, flat[0][2])
-        event = manager.apply_resource(props)
-        manager.record(event)
-        return {"state": event.to_dict()}
+        return {"state": manager.ensure(type_name, flat[0][2]).to_dict()}
     except CCMError as exc:
         return {"error": str(exc)}
 

@@ -201,7 +201,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_ERROR
         if isinstance(exc, UnicodeError):  # a safety net: input read as text that is not UTF-8
             where = f" at offset {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
-            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {exc.reason}\n")
+            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {getattr(exc, 'reason', exc)}\n")
             return EXIT_ERROR
         sys.stderr.write(f"ccm: error: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR

@@ -237,7 +237,7 @@ def validate_rules(rules: List[Rule], data: Mapping, *, source_name: Optional[st
         try:
             from ccm.expr import evaluate
 
-            result = evaluate(rule.expression, {"value": text, "Value": text})
+            result = evaluate(rule.expression or "", {"value": text, "Value": text})
         except Exception as exc:  # any evaluation failure is reported against the key
             failures.append((key, f'key "{key}" validation "{rule.expression}" failed: {exc}'))
             continue

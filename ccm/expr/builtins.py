@@ -13,8 +13,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ccm.expr.errors import ExprError
 from ccm.expr.runtime import equal, is_number, truth, type_name
-from ccm.expr.gotime import GoTime
 from ccm.expr.validators import VALIDATORS, is_float, is_int
+from ccm.gocompat.time import GoTime
 
 
 def _need_str(fn: str, value: Any) -> str:
@@ -85,7 +85,7 @@ def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
 
 
 def b_join(items: Any, sep: Any = "") -> str:
-    from ccm.templates.gofmt import go_sprint
+    from ccm.gocompat.fmt import go_sprint
     sep = _need_str("join", sep)
     return sep.join(x if isinstance(x, str) else go_sprint(x) for x in _need_list("join", items))
 
@@ -157,7 +157,7 @@ def b_float(value: Any) -> float:
 
 
 def b_string(value: Any) -> str:
-    from ccm.templates.gofmt import go_sprint
+    from ccm.gocompat.fmt import go_sprint
     return go_sprint(value)
 
 
@@ -305,7 +305,7 @@ def _json_key(key: Any) -> str:
         return key
     if isinstance(key, bool) or key is None or not isinstance(key, (int, float)):
         raise ExprError(f"json: unsupported map key type {type_name(key)}")
-    from ccm.templates.gofmt import go_sprint
+    from ccm.gocompat.fmt import go_sprint
     return go_sprint(key)
 
 
@@ -319,7 +319,7 @@ def _json_default(value: Any) -> Any:
 
 def b_to_json(value: Any) -> str:
     """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
-    from ccm import gojson
+    from ccm.gocompat import json as gojson
     try:
         return gojson.dumps(value, indent=2, key=_json_key, default=_json_default)
     except ValueError as err:

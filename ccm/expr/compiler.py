@@ -137,7 +137,7 @@ class _CodeGen:
             if node.op in ("not", "!"):
                 return f"(not {self.boolean(node.operand)})"
             if _is_number_literal(node.operand):
-                value = node.operand.value
+                value = node.operand.value  # type: ignore[attr-defined]  # a Literal, checked above
                 return self.gen(Literal(-value if node.op == "-" else value, node.pos))
             return f"{'_neg' if node.op == '-' else '_pos'}({self.gen(node.operand)})"
         if isinstance(node, Binary):
@@ -165,7 +165,7 @@ class _CodeGen:
     def links(self, code: str, links: List[Node], start: int, safe: bool) -> str:
         for i in range(start, len(links)):
             link = links[i]
-            if link.optional or safe:
+            if getattr(link, "optional", False) or safe:
                 # a nil before an optional link ends the whole chain with nil
                 tmp = self.temp()
                 rest = self.links(self.link(tmp, link), links, i + 1, safe)
@@ -252,7 +252,7 @@ class _CodeGen:
         if op in _STRING_HELPERS:
             if op == "matches" and _is_str_literal(right):
                 try:
-                    rt.regex(right.value)
+                    rt.regex(right.value)  # type: ignore[attr-defined]  # a Literal, checked above
                 except ExprError as err:
                     raise self.error(err.message, right) from None
             code = f"{_STRING_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"

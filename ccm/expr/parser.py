@@ -41,6 +41,7 @@ PREDICATE_ARG = {
 
 class Node:
     __slots__ = ("pos",)
+    pos: int
 
 
 class Literal(Node):

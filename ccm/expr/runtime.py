@@ -114,7 +114,7 @@ def _bad_key(obj: Any, key: Any) -> Any:
 
 
 def _key_text(key: Any) -> str:
-    from ccm.templates.gofmt import go_sprint
+    from ccm.gocompat.fmt import go_sprint
     return go_sprint(key)
 
 

@@ -24,7 +24,7 @@ _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z")
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    from ccm.templates.gofmt import go_sprint
+    from ccm.gocompat.fmt import go_sprint
     return go_sprint(value)
 
 

@@ -140,21 +140,6 @@ def _nagios_attempt(manager: Any, spec: CheckSpec) -> _Outcome:
     return _Outcome(att.status, att.output, att.error, nagios.summary_line(att.output))
 
 
-def _provider_status(manager: Any, type_name: str, name: str) -> Any:
-    """Status of ``type_name`` ``name`` through ccm's own provider for this host."""
-    from ccm.model.resource import COMMON_FIELDS, Properties
-
-    try:
-        spec = manager.registry.spec(type_name)
-        fields, ensure = spec.all_fields, spec.default_ensure or ""
-    except Exception:
-        fields, ensure = COMMON_FIELDS, ""
-    props = Properties(type_name, {"name": name, "ensure": ensure}, fields)
-    factory = manager.registry.select(type_name, manager.facts(), props)
-    provider = factory.new(manager.runner, manager.user_log)
-    return provider.status(name)
-
-
 def _goss_rules(spec: CheckSpec, renderer: _Renderer) -> Dict[str, Any]:
     from ccm.healthcheck.goss.schema import parse_rules, validate_goss_rules
     from ccm.model.errors import ValidationError
@@ -175,7 +160,7 @@ def _goss_attempt(manager: Any, spec: CheckSpec, rules: Dict[str, Any]) -> _Outc
     from ccm.healthcheck.goss.evaluate import GossContext, evaluate
 
     ctx = GossContext(runner=manager.runner,
-                      provider_status=lambda t, n: _provider_status(manager, t, n))
+                      provider_status=manager.status)
     report = evaluate(rules, ctx)
     failed = report.failed
     status = CRITICAL if failed else OK

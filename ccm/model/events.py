@@ -138,7 +138,8 @@ class ResourceState:
 
     @property
     def metadata(self) -> Dict[str, Any]:
-        return self.extra.get("metadata", {})
+        meta: Dict[str, Any] = self.extra.get("metadata", {})
+        return meta
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

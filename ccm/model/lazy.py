@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, Optional
 
 
-class LazyMapping(Mapping):
+class LazyMapping(Mapping[str, Any]):
     def __init__(self, loader: Callable[[], Dict[str, Any]]):
         self._loader = loader
         self._value: Optional[Dict[str, Any]] = None

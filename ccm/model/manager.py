@@ -1,10 +1,34 @@
-"""The narrow manager contract the resource flow programs against.
+"""The manager contracts: what the shared resource flow (``ccm.resources.base``), the
+manifest engine (``ccm.apply.engine``) and the health checks use of a manager.
 
-The concrete manager (``ccm.manager.Manager``) has more; resources see only this.
+``ccm.manager.Manager`` satisfies ``RunManager`` (``tests/test_contracts.py`` checks it
+with mypy and at run time). Resources never see a manager: they get a
+``ccm.model.resource.ResourceContext`` built from one, whose nested-apply call is the
+``NestedApply`` protocol below.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
+from ccm.model.runner import CommandRunner
+
+
+class UserLog(Protocol):
+    """The user-facing structured log (``ccm.log.UserLogger``)."""
+
+    quiet: bool
+
+    def bind(self, **attrs: Any) -> "UserLog": ...
+
+    def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
+
+    def info(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
+
+    def warn(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
+
+    def error(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
 
 
 class Metrics(Protocol):
@@ -14,25 +38,72 @@ class Metrics(Protocol):
 
 
 class SessionView(Protocol):
+    """The session store as the flow uses it: gates read it, every event is recorded."""
+
+    def start_session(self, manifest: str = "") -> Any: ...
+
     def is_failed(self, ref: str) -> bool: ...
 
     def should_refresh(self, refs: Sequence[str]) -> bool: ...
 
-    def record(self, event: Any) -> None: ...
+    def record(self, event: TransactionEvent) -> None: ...
+
+    def summary(self) -> SessionSummary: ...
 
 
-class Manager(Protocol):
+class ProviderSelector(Protocol):
+    """The registry's selection call (``ccm.registry.Registry.select``)."""
+
+    def select(self, type_name: str, facts: Mapping[str, Any], props: Any) -> Any: ...
+
+
+@dataclass
+class ChildRun:
+    """What a nested manifest run produced: its events, or why it could not load or run."""
+
+    resource_count: int = 0
+    events: List[TransactionEvent] = field(default_factory=list)
+    load_error: str = ""
+    run_error: str = ""
+
+
+class NestedApply(Protocol):
+    """Run a child manifest one level deeper in the same session.
+
+    ``noop`` and ``health_check_only`` can only be switched on for the child; ``data``
+    (when given) replaces the inherited data as the child's overriding data; ``label``
+    names the child in its log lines.
+    """
+
+    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
+                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun: ...
+
+
+class RunManager(NestedApply, Protocol):
+    """Everything ``ccm.resources.base``, ``ccm.apply.engine`` and ``ccm.healthcheck``
+    read or set on a manager."""
+
     noop: bool
     working_dir: Optional[str]
-    user_log: Any
-    runner: Any
-    session: SessionView
-    registry: Any
-    metrics: Metrics
     depth: int
+    health_check_only: bool
+    apply_chain: List[str]
+    user_log: UserLog
+    runner: CommandRunner
 
-    def facts(self) -> Dict[str, Any]: ...
+    @property
+    def registry(self) -> ProviderSelector: ...
 
-    def data(self) -> Dict[str, Any]: ...
+    @property
+    def session(self) -> SessionView: ...
 
-    def template_environment(self) -> Mapping[str, Any]: ...
+    @property
+    def metrics(self) -> Metrics: ...
+
+    def facts_view(self) -> Mapping[str, Any]: ...
+
+    def template_environment(self) -> Dict[str, Any]: ...
+
+    def lazy_template_environment(self) -> Mapping[str, Any]: ...
+
+    def status(self, type_name: str, name: str, *, provider: Optional[str] = None) -> ResourceState: ...

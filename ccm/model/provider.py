@@ -5,7 +5,7 @@ capability protocol. A ``ProviderFactory`` is the registration unit.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Protocol
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
 from ccm.model.resource import Properties
 
@@ -26,3 +26,30 @@ class ProviderFactory(Protocol):
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable: ...
 
     def new(self, runner: Any, log: Any) -> Provider: ...
+
+
+class RunCache(Protocol):
+    """Answers shared by the providers of one run (Puppet's prefetch); lives for one run.
+
+    Optional capability: a provider with ``use_run_cache(cache)`` is handed the run's cache
+    (by ``ccm.resources.base.select_provider``) and may answer ``status`` from one batched
+    query (``load``). The apply flow drops every answer after any resource changed
+    something, and providers call ``invalidate`` after their own changes, so a status
+    re-read after an action is always fresh.
+    """
+
+    def expected(self, type_name: str) -> Sequence[str]:
+        """The (rendered) resource names of ``type_name`` this run will ask about, in order."""
+        ...
+
+    def load(self, key: str, loader: Callable[[], Any]) -> Any:
+        """The value cached under ``key``; ``loader()`` computes it once (thread-safe)."""
+        ...
+
+    def invalidate(self) -> None: ...
+
+
+class Prefetching(Protocol):
+    """The optional capability: a provider that answers ``status`` from the run's batch."""
+
+    def use_run_cache(self, cache: RunCache) -> None: ...

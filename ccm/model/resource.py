@@ -7,23 +7,20 @@ type names by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
-from ccm.model.errors import ValidationError
+from ccm.model.errors import ResourceError, ValidationError
+# Field kinds are objects (``ccm.model.kinds``); re-exported here, where type modules import them.
+from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTROL as CONTROL,
+                             CONTROL_KEYS as CONTROL_KEYS, HEALTH_CHECK_KEYS as HEALTH_CHECK_KEYS,
+                             HEALTH_CHECKS as HEALTH_CHECKS, INT as INT, INT_LIST as INT_LIST,
+                             POST_LIST as POST_LIST, REGISTRATIONS as REGISTRATIONS, STR as STR,
+                             STR_LIST as STR_LIST, STR_MAP as STR_MAP)
+from ccm.model.kinds import Kind, kind_named
 
-# Field kinds.
-STR = "str"
-BOOL = "bool"
-INT = "int"
-STR_LIST = "str_list"
-INT_LIST = "int_list"
-STR_MAP = "str_map"          # string -> string, values templated in string mode
-ANY_MAP = "any_map"          # free-form map; values templated in typed mode
-POST_LIST = "post_list"      # list of single-key maps glob -> command
-HEALTH_CHECKS = "health_checks"
-CONTROL = "control"
-REGISTRATIONS = "registrations"
-ANY = "any"
+if TYPE_CHECKING:
+    from ccm.model.manager import ChildRun, NestedApply, UserLog
+    from ccm.model.runner import CommandRunner
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -34,13 +31,16 @@ NEVER = "never"        # never templated (expressions themselves, or booleans/in
 @dataclass(frozen=True)
 class Field:
     key: str
-    kind: str = STR
+    kind: Kind = STR              # a Kind, or its name (normalised to the Kind)
     template: str = PARSE
     default: Any = None
     choices: Tuple[str, ...] = ()
     always_emit: bool = False
     typed_keys: bool = False   # map keys templated too (scaffold data)
     redact: Optional[Callable[[Any], Any]] = None   # applied by to_dict (secrets never reach events)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_named(self.kind))
 
 
 COMMON_FIELDS: Tuple[Field, ...] = (
@@ -54,8 +54,6 @@ COMMON_FIELDS: Tuple[Field, ...] = (
     Field("register_when_stable", REGISTRATIONS),
 )
 
-HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sleep", "timeout")
-CONTROL_KEYS = ("if", "unless")
 
 
 def is_templated(value: Any) -> bool:
@@ -161,24 +159,48 @@ def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
 class ResourceContext:
     """What a type's logic may use while it runs: the narrow slice of the manager.
 
-    Built by the shared flow (``ccm.resources.base``) for each resource.
+    Built by the shared flow (``ccm.resources.base.context``) for each resource. ``log``
+    is bound to the resource; ``run_log`` is the run's log (command output goes there);
+    ``nested`` runs child manifests (the apply type) and is ``None`` where nesting is
+    impossible.
     """
 
-    def __init__(self, *, noop: bool, working_dir: Optional[str], log: Any, runner: Any,
-                 should_refresh: Callable[[Sequence[str]], bool], manager: Any = None,
-                 facts: Optional[Mapping[str, Any]] = None, depth: int = 0):
+    def __init__(self, *, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
+                 facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
+                 chain: Sequence[str] = (), run_log: Optional[UserLog] = None,
+                 template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,
+                 nested: Optional["NestedApply"] = None) -> None:
         self.noop = noop
         self.working_dir = working_dir
         self.log = log
+        self.run_log = run_log if run_log is not None else log
         self.runner = runner
-        self.should_refresh = should_refresh
-        self.manager = manager
-        self.facts = facts if facts is not None else {}
+        self.facts: Mapping[str, Any] = facts if facts is not None else {}
         self.depth = depth
+        self.chain: Tuple[str, ...] = tuple(chain)
+        self._template_environment = template_environment
+        self.nested = nested
+
+    def template_environment(self) -> Mapping[str, Any]:
+        """The run's template environment (empty where none was given)."""
+        return self._template_environment() if self._template_environment is not None else {}
+
+    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
+                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> "ChildRun":
+        if self.nested is None:
+            raise ResourceError("nested apply needs a manager")
+        return self.nested.apply_child(path, noop=noop, health_check_only=health_check_only, data=data,
+                                       deny_apply=deny_apply, label=label)
 
 
-class TypeLogic:
+ProviderT = TypeVar("ProviderT")
+
+
+class TypeLogic(Generic[ProviderT]):
     """The per-type decision logic the shared flow calls back into.
+
+    ``ProviderT`` is the type's capability protocol (``PackageProvider``, ...), declared
+    next to the logic in ``ccm/resources/<type>/logic.py``.
 
     ``plan`` and ``is_desired`` are pure: they see properties and an observed state, and
     do no I/O. ``status`` and ``act`` go through the provider. ``verify`` re-reads the
@@ -186,21 +208,32 @@ class TypeLogic:
     exit code) override it.
     """
 
+    # Optional behaviour, declared here so the flow never probes for it:
+    # the type honours ``subscribe`` (refresh_refs is consulted).
     supports_refresh = False
+    # act() runs in noop too (it honours ctx.noop itself, e.g. nested manifests) and
+    # after_noop() turns its result into a state.
+    acts_in_noop = False
+    # act() runs in health-check-only runs too (nested manifests run their child in that
+    # mode instead of being skipped).
+    runs_in_health_check_only = False
+    # The state reports "stable" as "no action was needed" (package, service) rather
+    # than "the desired-state test passed".
+    stable_means_no_action = False
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> Any:
+    def status(self, provider: ProviderT, props: Properties, ctx: ResourceContext) -> Any:
         raise NotImplementedError
 
     def plan(self, props: Properties, state: Any, refresh: bool = False) -> Plan:
         raise NotImplementedError
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
+    def act(self, provider: ProviderT, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
         raise NotImplementedError
 
     def is_desired(self, props: Properties, state: Any, acted: Any = None) -> Tuple[bool, str]:
         raise NotImplementedError
 
-    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+    def verify(self, provider: ProviderT, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[Any, bool, str]:
         state = self.status(provider, props, ctx)
         ok, reason = self.is_desired(props, state, acted)
@@ -208,13 +241,6 @@ class TypeLogic:
 
     def refresh_refs(self, props: Properties) -> List[str]:
         return list(props.get("subscribe") or [])
-
-    # Types whose act() must run in noop too (it honours ctx.noop itself, e.g. nested
-    # manifests) set this and implement after_noop().
-    acts_in_noop = False
-    # True for types whose state reports "stable" as "no action was needed" (package,
-    # service) rather than "the desired-state test passed".
-    stable_means_no_action = False
 
     def after_noop(self, props: Properties, plan: Plan, acted: Any, before: Any) -> Tuple[Any, bool, str]:
         raise NotImplementedError
@@ -224,8 +250,3 @@ class TypeLogic:
 
     def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
         return f"failed to reach desired state: {props.ensure}: {reason}"
-
-
-def iter_refs(values: Any) -> Iterator[str]:
-    for v in values or []:
-        yield v

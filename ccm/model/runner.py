@@ -1,12 +1,52 @@
 """The command runner contract every provider uses for external commands."""
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Protocol, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
 
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.
 BASE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin"
+
+
+# --- where commands are found: ONE rule for provider selection and the runner ---------------
+#
+# A command named without a ``/`` is looked up in ccm's own ``PATH`` first, then in
+# ``BASE_PATH``; relative entries (``""``, ``.``, ``bin``) are skipped, since ccm runs as
+# root from any working directory. A caller that passes its own search path (the exec
+# type's ``path`` property, or ``PATH`` in ``env``) gets exactly that path instead. The
+# child's environment still has ``PATH=BASE_PATH`` (or the caller's): only the lookup of
+# the executable itself honours ccm's ``PATH``, so a wrapper directory put in front of
+# ``PATH`` (a test double, a site's ``/opt/site/bin/dnf``) is seen by ``is_manageable``
+# and run by the runner alike.
+
+def command_search_path(process_path: Optional[str] = None) -> str:
+    """ccm's ``PATH`` (``os.environ`` unless given) followed by ``BASE_PATH``, absolute dirs only."""
+    return _search_path(os.environ.get("PATH", "") if process_path is None else process_path)
+
+
+@functools.lru_cache(maxsize=16)
+def _search_path(process_path: str) -> str:
+    seen: List[str] = []
+    for d in (process_path + ":" + BASE_PATH).split(":"):
+        if d.startswith("/") and d not in seen:
+            seen.append(d)
+    return ":".join(seen)
+
+
+def find_command(executable: str, search_path: Optional[str] = None) -> Optional[str]:
+    """The file ``executable`` names on ``search_path`` (default: ``command_search_path()``)."""
+    if "/" in executable:
+        return executable if os.access(executable, os.X_OK) and not os.path.isdir(executable) else None
+    for d in (command_search_path() if search_path is None else search_path).split(":"):
+        if not d:
+            continue
+        candidate = os.path.join(d, executable)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 @dataclass
@@ -18,7 +58,7 @@ class CommandResult:
     error: Optional[str] = None        # could not start, timed out, killed
     duration_ns: int = 0
     timed_out: bool = False
-    extra: dict = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

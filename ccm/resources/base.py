@@ -10,13 +10,17 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
-from ccm.model.events import TransactionEvent
-from ccm.model.resource import DEFERRED, Properties, ResourceContext
+from ccm.model.events import ResourceState, TransactionEvent
+from ccm.model.manager import RunManager, UserLog
+from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.resources import properties as P
+
+if TYPE_CHECKING:
+    from ccm.registry import TypeSpec
 
 log = internal("ccm.resources")
 
@@ -39,12 +43,40 @@ def _control_allows(props: Properties, env: Any) -> bool:
     return results.get("if", True) and not results.get("unless", False)
 
 
-def select_provider(manager: Any, props: Properties) -> Any:
+def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
-    return factory, factory.new(manager.runner, manager.user_log)
+    provider = factory.new(manager.runner, manager.user_log)
+    cache = getattr(manager, "run_cache", None)   # optional capability: prefetching providers
+    if cache is not None and hasattr(provider, "use_run_cache"):
+        provider.use_run_cache(cache)
+    return factory, provider
 
 
-def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
+def context(manager: RunManager, user_log: UserLog) -> ResourceContext:
+    """The slice of ``manager`` a type's logic sees while one resource runs."""
+    return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
+                           runner=manager.runner, facts=manager.facts_view(), depth=manager.depth,
+                           chain=manager.apply_chain, run_log=manager.user_log,
+                           template_environment=manager.template_environment, nested=manager)
+
+
+def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
+    """``ccm status`` and goss probes: the state of ``name`` through the provider this host
+    would use (or the forced ``provider``) and the type's own ``status`` (no control gate,
+    templates or plan)."""
+    if spec.status_name is not None:
+        name = spec.status_name(name)
+    values: Dict[str, Any] = {"name": name, "ensure": spec.default_ensure or "present"}
+    if provider:
+        values["provider"] = provider
+    props = Properties(spec.name, values, spec.all_fields)
+    _factory, provider = select_provider(manager, props)
+    state: ResourceState = spec.new_logic().status(provider, props, context(manager, manager.user_log))
+    return state
+
+
+def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
+        health_check_only: bool = False) -> TransactionEvent:
     """Run one resource through the whole flow and return its (unrecorded) event."""
     started = time.monotonic_ns()
     event = TransactionEvent(type=props.type_name, name=props.name, alias=props.alias,
@@ -62,8 +94,8 @@ def run(manager: Any, spec: Any, props: Properties, *, health_check_only: bool =
     return event
 
 
-def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
-          health_check_only: bool, user_log: Any) -> None:
+def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: TransactionEvent,
+          health_check_only: bool, user_log: UserLog) -> None:
     factory, provider = select_provider(manager, props)
     event.provider = factory.name
 
@@ -83,9 +115,9 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
         event.unmet_requirements = unmet
         return
 
-    logic = spec.logic()
+    logic = spec.new_logic()
     # Nested manifests run their child in health-check-only mode instead of skipping it.
-    if not health_check_only or getattr(logic, "runs_in_health_check_only", False):
+    if not health_check_only or logic.runs_in_health_check_only:
         apply_started = time.monotonic()
         try:
             _apply(manager, logic, props, provider, event, user_log)
@@ -108,11 +140,9 @@ def _flow(manager: Any, spec: Any, props: Properties, event: TransactionEvent,
             event.fail(err)
 
 
-def _apply(manager: Any, logic: Any, props: Properties, provider: Any, event: TransactionEvent,
-           user_log: Any) -> None:
-    ctx = ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
-                          runner=manager.runner, should_refresh=manager.session.should_refresh,
-                          manager=manager, facts=manager.facts_view(), depth=getattr(manager, "depth", 0))
+def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
+           user_log: UserLog) -> None:
+    ctx = context(manager, user_log)
     refresh = False
     if logic.supports_refresh:
         refs = logic.refresh_refs(props)
@@ -127,7 +157,7 @@ def _apply(manager: Any, logic: Any, props: Properties, provider: Any, event: Tr
     state = before
     if plan.stable:
         state.stable = True
-    elif ctx.noop and not getattr(logic, "acts_in_noop", False):
+    elif ctx.noop and not logic.acts_in_noop:
         state.noop = True
         state.noop_message = plan.noop_message
         state.changed = True

@@ -12,8 +12,9 @@ import hashlib
 import os
 import pwd
 import tempfile
+import threading
 from contextlib import contextmanager
-from typing import IO, Dict, Iterator, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 from ccm.model.errors import ProviderError, ValidationError
 
@@ -47,52 +48,68 @@ def directory_mode(mode: int) -> int:
     return mode
 
 
-# Successful passwd/group lookups are remembered for the run (thousands of file resources
-# share a handful of owners). Misses are not: an earlier resource may create the user.
-_uids: Dict[str, int] = {}
-_gids: Dict[str, int] = {}
-_user_names: Dict[int, str] = {}
-_group_names: Dict[int, str] = {}
+class _IdCache:
+    """Successful passwd/group lookups, remembered for one run (thousands of file resources
+    share a handful of owners). Misses are not: an earlier resource may create the user.
+
+    The manager clears it when a top-level run starts (``clear_id_cache``), so a
+    long-running agent sees users and groups changed between runs; a lock keeps
+    concurrent workers safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._maps: Dict[str, Dict[Any, Any]] = {"uid": {}, "gid": {}, "user": {}, "group": {}}
+
+    def lookup(self, kind: str, key: Any, find: Callable[[Any], Any]) -> Any:
+        with self._lock:
+            cached = self._maps[kind].get(key)
+        if cached is not None:
+            return cached
+        try:
+            value = find(key)
+        except KeyError:
+            return None
+        with self._lock:
+            self._maps[kind][key] = value
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            for m in self._maps.values():
+                m.clear()
+
+
+_ids = _IdCache()
+
+
+def clear_id_cache() -> None:
+    """Forget remembered owner/group lookups (start of a run)."""
+    _ids.clear()
 
 
 def uid_for(owner: str) -> Optional[int]:
     if owner.isdigit():
         return int(owner)
-    if owner not in _uids:
-        try:
-            _uids[owner] = pwd.getpwnam(owner).pw_uid
-        except KeyError:
-            return None
-    return _uids[owner]
+    uid: Optional[int] = _ids.lookup("uid", owner, lambda n: pwd.getpwnam(n).pw_uid)
+    return uid
 
 
 def gid_for(group: str) -> Optional[int]:
     if group.isdigit():
         return int(group)
-    if group not in _gids:
-        try:
-            _gids[group] = grp.getgrnam(group).gr_gid
-        except KeyError:
-            return None
-    return _gids[group]
+    gid: Optional[int] = _ids.lookup("gid", group, lambda n: grp.getgrnam(n).gr_gid)
+    return gid
 
 
 def user_name(uid: int) -> str:
-    if uid not in _user_names:
-        try:
-            _user_names[uid] = pwd.getpwuid(uid).pw_name
-        except KeyError:
-            return str(uid)
-    return _user_names[uid]
+    name = _ids.lookup("user", uid, lambda n: pwd.getpwuid(n).pw_name)
+    return str(uid) if name is None else str(name)
 
 
 def group_name(gid: int) -> str:
-    if gid not in _group_names:
-        try:
-            _group_names[gid] = grp.getgrgid(gid).gr_name
-        except KeyError:
-            return str(gid)
-    return _group_names[gid]
+    name = _ids.lookup("group", gid, lambda n: grp.getgrgid(n).gr_name)
+    return str(gid) if name is None else str(name)
 
 
 def owner_matches(observed: str, desired: str) -> bool:

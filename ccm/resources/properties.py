@@ -6,15 +6,14 @@ rendered in the right phase (parse time or deferred), and the type's own rules r
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
-from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import TemplateError, ValidationError
-from ccm.model.resource import (ANY_MAP, BOOL, CONTROL, CONTROL_KEYS, DEFERRED, HEALTH_CHECK_KEYS, HEALTH_CHECKS,
-                                INT, INT_LIST, POST_LIST, REGISTRATIONS, STR, STR_LIST, STR_MAP, Field,
-                                Properties, is_templated, parse_ref)
+from ccm.model.kinds import type_name as _type_name
+from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
 
-def _templates():
+
+def _templates() -> Any:
     # The template engine (and the expression compiler behind it) is imported only when a
     # value actually holds a template: plain manifests never pay for it.
     from ccm import templates
@@ -22,141 +21,17 @@ def _templates():
     return templates
 
 
-def _expr():
+def _expr() -> Any:
     from ccm import expr
 
     return expr
 
 
-REGISTRATION_KEYS = ("cluster", "service", "protocol", "address", "port", "priority", "ttl", "annotations")
-HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")
-
-
-def _type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "list"
-    if isinstance(v, dict):
-        return "map"
-    return type(v).__name__
-
-
-def _scalar_text(v: Any, key: str) -> str:
-    if isinstance(v, str):
-        return v
-    text = getattr(v, "text", None)   # an integer as written in YAML (mode: 0644 -> "0644")
-    if isinstance(text, str):
-        return text
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return str(v)
-    raise ValidationError(f"expected a string, got a {_type_name(v)}", field=key)
-
-
-def _check_keys(d: Mapping[str, Any], allowed, where: str) -> None:
-    for k in d:
-        if k not in allowed:
-            raise ValidationError(f"unknown property {k!r}", field=where)
-
-
 def coerce(f: Field, v: Any) -> Any:
     """Type-check one raw value against its field kind; returns the normalised value."""
-    key = f.key
     if v is None:
         return None
-    kind = f.kind
-    if kind == STR:
-        return _scalar_text(v, key)
-    if kind == BOOL:
-        if isinstance(v, bool):
-            return v
-        if isinstance(v, str) and v.lower() in ("true", "false"):
-            return v.lower() == "true"
-        raise ValidationError(f"expected a boolean, got a {_type_name(v)}", field=key)
-    if kind == INT:
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-        if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-            return int(v)
-        raise ValidationError(f"expected an integer, got a {_type_name(v)}", field=key)
-    if kind == STR_LIST:
-        if not isinstance(v, list):
-            raise ValidationError(f"expected a list of strings, got a {_type_name(v)}", field=key)
-        return [_scalar_text(x, key) for x in v]
-    if kind == INT_LIST:
-        if not isinstance(v, list):
-            v = [v]
-        out = []
-        for x in v:
-            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not x.lstrip("-").isdigit()):
-                raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
-            out.append(int(x))
-        return out
-    if kind == STR_MAP:
-        if not isinstance(v, dict):
-            raise ValidationError(f"expected a map, got a {_type_name(v)}", field=key)
-        return {str(k): _scalar_text(x, f"{key}.{k}") for k, x in v.items()}
-    if kind == ANY_MAP:
-        if not isinstance(v, dict):
-            raise ValidationError(f"expected a map, got a {_type_name(v)}", field=key)
-        return v
-    if kind == POST_LIST:
-        if not isinstance(v, list):
-            raise ValidationError(f"expected a list of single-key maps, got a {_type_name(v)}", field=key)
-        out_list = []
-        for i, item in enumerate(v):
-            if not isinstance(item, dict) or len(item) != 1:
-                raise ValidationError(f"entry {i + 1} must be a map with exactly one key", field=key)
-            (k, x), = item.items()
-            out_list.append({str(k): _scalar_text(x, f"{key}[{i}]")})
-        return out_list
-    if kind == HEALTH_CHECKS:
-        if not isinstance(v, list):
-            raise ValidationError(f"expected a list of health checks, got a {_type_name(v)}", field=key)
-        checks = []
-        for i, item in enumerate(v):
-            where = f"{key}[{i}]"
-            if not isinstance(item, dict):
-                raise ValidationError(f"expected a map, got a {_type_name(item)}", field=where)
-            _check_keys(item, HEALTH_CHECK_KEYS, where)
-            check: Dict[str, Any] = {}
-            for hk, hv in item.items():
-                if hv is None:
-                    continue
-                if hk == "goss_rules":
-                    if not isinstance(hv, (dict, str)):
-                        raise ValidationError(f"expected a map, got a {_type_name(hv)}", field=f"{where}.goss_rules")
-                    check[hk] = hv
-                elif hk == "tries":
-                    check[hk] = coerce(Field(f"{where}.tries", INT), hv)
-                else:
-                    check[hk] = _scalar_text(hv, f"{where}.{hk}")
-            checks.append(check)
-        return checks
-    if kind == CONTROL:
-        if not isinstance(v, dict):
-            raise ValidationError(f"expected a map with if/unless, got a {_type_name(v)}", field=key)
-        _check_keys(v, CONTROL_KEYS, key)
-        return {k: _scalar_text(x, f"{key}.{k}") for k, x in v.items() if x is not None}
-    if kind == REGISTRATIONS:
-        if not isinstance(v, list):
-            raise ValidationError(f"expected a list of registration entries, got a {_type_name(v)}", field=key)
-        for i, item in enumerate(v):
-            if not isinstance(item, dict):
-                raise ValidationError(f"expected a map, got a {_type_name(item)}", field=f"{key}[{i}]")
-            _check_keys(item, REGISTRATION_KEYS, f"{key}[{i}]")
-        return v
-    return v
+    return f.kind.coerce(v, f.key)
 
 
 def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> Properties:
@@ -190,6 +65,27 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
     return Properties(spec.name, values, fields)
 
 
+def prepare(spec: Any, raw: Mapping[str, Any], env: Mapping[str, Any], *,
+            known_functions: "KnownFunctions" = None) -> Properties:
+    """The one property pipeline (manifests, ``ccm ensure``, the pipe API, tests): raw
+    values -> ``build`` -> parse-time templates -> ``validate`` -> deferred templates
+    and ``control`` expressions compiled (unknown functions rejected).
+
+    Raises ``ValidationError`` naming the resource (and field); nothing has run.
+    """
+    label = f"{spec.name}#{raw.get('name', '?') if isinstance(raw, Mapping) else '?'}"
+    props = build(spec, raw, label=label)
+    try:
+        render_phase(props, env, PARSE)
+    except TemplateError as exc:
+        raise ValidationError(str(exc), resource=label) from None
+    label = props.resource_id
+    validate(spec, props, label=label)
+    check_deferred(props, label, known_functions)
+    check_control(props, label, known_functions)
+    return props
+
+
 # --- templates ---------------------------------------------------------------------------
 
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
@@ -218,44 +114,23 @@ def _render_any(value: Any, env: Mapping[str, Any], where: str, typed_keys: bool
     return value
 
 
+class _EnvRenderer:
+    """``ccm.model.kinds.TextRenderer`` over one template environment."""
+
+    def __init__(self, env: Mapping[str, Any]) -> None:
+        self.env = env
+
+    def text(self, value: Any, where: str, typed: bool = False) -> Any:
+        return _render_str(value, self.env, where, typed=typed)
+
+    def tree(self, value: Any, where: str, typed_keys: bool = False) -> Any:
+        return _render_any(value, self.env, where, typed_keys)
+
+
 def render_field(f: Field, value: Any, env: Mapping[str, Any]) -> Any:
-    key = f.key
     if value is None:
         return None
-    kind = f.kind
-    if kind == STR:
-        return _render_str(value, env, key)
-    if kind == STR_LIST:
-        return [_render_str(v, env, f"{key}[{i}]") for i, v in enumerate(value)]
-    if kind == STR_MAP:
-        return {k: _render_str(v, env, f"{key}[{k}]") for k, v in value.items()}
-    if kind == POST_LIST:
-        return [{k: _render_str(v, env, f"{key}[{i}][{k}]") for k, v in item.items()} for i, item in enumerate(value)]
-    if kind == ANY_MAP:
-        return _render_any(value, env, key, f.typed_keys)
-    if kind == HEALTH_CHECKS:
-        out = []
-        for i, check in enumerate(value):
-            c = dict(check)
-            for hk in HEALTH_CHECK_TEMPLATED:
-                if hk in c:
-                    c[hk] = _render_str(c[hk], env, f"{key}[{i}].{hk}")
-            out.append(c)
-        return out
-    if kind == REGISTRATIONS:
-        out = []
-        for i, entry in enumerate(value):
-            e = dict(entry)
-            for rk in ("cluster", "service", "protocol", "address"):
-                if rk in e:
-                    e[rk] = _render_str(e[rk], env, f"{key}[{i}].{rk}")
-            if "port" in e:
-                e["port"] = _render_str(e["port"], env, f"{key}[{i}].port", typed=True)
-            if isinstance(e.get("annotations"), dict):
-                e["annotations"] = {k: _render_str(v, env, f"{key}[{i}].annotations[{k}]") for k, v in e["annotations"].items()}
-            out.append(e)
-        return out
-    return value
+    return f.kind.render(value, f.key, _EnvRenderer(env), f.typed_keys)
 
 
 def render_phase(props: Properties, env: Mapping[str, Any], phase: str) -> None:
@@ -325,7 +200,9 @@ def check_control(props: Properties, label: str, known_functions: KnownFunctions
 # --- validation ----------------------------------------------------------------------------
 
 def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> None:
-    """Common rules, fixed-choice fields, then the type's own rules."""
+    """Common rules, fixed-choice fields, health-check rules, then the type's own rules."""
+    from ccm.healthcheck.rules import validate_checks
+
     label = label or props.resource_id
     try:
         if not props.name:
@@ -339,57 +216,10 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             if f.choices and v is not None and not is_templated(v) and v not in f.choices:
                 choices = ", ".join(f'"{c}"' for c in f.choices)
                 raise ValidationError(f"invalid value {v!r}: must be one of {choices}", field=f.key)
-        _validate_health_checks(props.get("health_checks") or [])
+        validate_checks(props.get("health_checks") or [])
         if spec.validate is not None:
             spec.validate(props)
     except ValidationError as exc:
         if exc.resource:
             raise
         raise exc.with_resource(label) from None
-
-
-def go_quote(text: str) -> str:
-    """Go ``%q`` for the texts error messages quote: double quotes, backslash escapes."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _validate_health_checks(checks: List[Dict[str, Any]]) -> None:
-    for i, c in enumerate(checks):
-        where = f"health_checks[{i}]"
-        has_cmd = bool(c.get("command"))
-        has_goss = bool(c.get("goss_rules"))
-        fmt = c.get("format", "")
-        if has_cmd and has_goss:
-            raise ValidationError("'command' or 'goss_rules' are mutually exclusive", field=where)
-        if has_goss and fmt not in ("", "goss"):
-            raise ValidationError("'format' must be 'goss' when using 'goss_rules'", field=f"{where}.format")
-        if has_cmd and fmt not in ("", "nagios"):
-            raise ValidationError("'format' must be 'nagios' when using 'command'", field=f"{where}.format")
-        if not has_cmd and not has_goss:
-            raise ValidationError("'command' or 'goss_rules' is required", field=where)
-        if has_goss:
-            from ccm.healthcheck.goss.schema import validate_goss_rules
-
-            validate_goss_rules(c["goss_rules"], where=f"{where}.goss_rules")
-        if fmt and fmt not in ("nagios", "goss") and not is_templated(fmt):
-            raise ValidationError(f'unknown health check format "{fmt}"', field=f"{where}.format")
-        for dk in ("timeout", "try_sleep"):
-            if c.get(dk) and not is_templated(c[dk]):
-                try:
-                    parse_duration(c[dk])
-                except DurationError as exc:
-                    raise ValidationError(f'invalid {dk.replace("_", " ")} duration "{c[dk]}": {exc}', field=f"{where}.{dk}")

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from typing import List, Tuple
 
@@ -24,15 +25,21 @@ from ccm.session import Event, SessionStore
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
-_last_order = [0]
+
+# Process-wide on purpose: event files of every store (and every agent worker) must
+# sort in the order they were written, so the clock is shared and locked.
+_order_lock = threading.Lock()
+_last_order = 0
 
 
 def _next_order() -> int:
-    now = time.time_ns()
-    if now <= _last_order[0]:
-        now = _last_order[0] + 1
-    _last_order[0] = now
-    return now
+    global _last_order
+    with _order_lock:
+        now = time.time_ns()
+        if now <= _last_order:
+            now = _last_order + 1
+        _last_order = now
+        return now
 
 
 class DirectoryStore(SessionStore):

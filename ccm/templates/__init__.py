@@ -9,10 +9,16 @@ imported only when used.
 """
 from __future__ import annotations
 
+from ccm.gocompat.fmt import go_sprint
 from ccm.templates.environment import CCM_FUNCTIONS, Environ, hiera_environment, make_environment
-from ccm.templates.gofmt import go_sprint
 from ccm.templates.scan import (
-    check_template, functions_called, has_expressions, render_match, render_string, render_typed, render_value,
+    check_template,
+    functions_called,
+    has_expressions,
+    render_match,
+    render_string,
+    render_typed,
+    render_value,
 )
 
 __all__ = [

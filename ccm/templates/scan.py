@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, List, Mapping, NamedTuple, Tuple, Union
 
 from ccm.expr import compile_expr
-from ccm.templates.gofmt import go_sprint
+from ccm.gocompat.fmt import go_sprint
 
 __all__ = ["Expression", "scan", "has_expressions", "check_template", "functions_called", "render_string",
            "render_typed", "render_match", "render_value"]

@@ -238,8 +238,8 @@ def test_bad_data_and_facts_files(work):
 # --- in-process checks of the shared CLI helpers -------------------------------------
 
 from ccm.cli.common import parse_map, parse_map_item, to_json  # noqa: E402
-from ccm.gojson import json_float as go_float  # noqa: E402
 from ccm.cli.hiera_cmd import env_lines  # noqa: E402
+from ccm.gocompat.json import json_float as go_float  # noqa: E402
 from ccm.model.errors import ValidationError  # noqa: E402
 
 

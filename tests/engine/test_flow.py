@@ -50,10 +50,14 @@ class WidgetLogic(TypeLogic):
         provider.set(props.name, props.ensure)
 
 
+class NoActionLogic(WidgetLogic):
+    stable_means_no_action = True
+
+
 @pytest.fixture
 def world():
     provider = Widget()
-    spec = TypeSpec(name="widget", fields=(Field("subscribe", "str_list"),), logic=WidgetLogic, providers={})
+    spec = TypeSpec(name="widget", fields=(Field("subscribe", "str_list"),), logic="tests.engine.test_flow:WidgetLogic", providers={})
     registry = Registry({})
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "tests.engine.test_flow"
@@ -162,7 +166,7 @@ def test_subscribe_refreshes(world):
 
 
 def test_no_suitable_provider_is_a_failed_event():
-    spec = TypeSpec(name="widget", fields=(), logic=WidgetLogic, providers={})
+    spec = TypeSpec(name="widget", fields=(), logic="tests.engine.test_flow:WidgetLogic", providers={})
     registry = Registry({})
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "x"
@@ -173,7 +177,7 @@ def test_no_suitable_provider_is_a_failed_event():
 
 
 def test_registry_priority_and_forced_provider():
-    spec = TypeSpec(name="widget", fields=(), logic=WidgetLogic, providers={})
+    spec = TypeSpec(name="widget", fields=(), logic="tests.engine.test_flow:WidgetLogic", providers={})
     registry = Registry({})
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "x"
@@ -205,6 +209,6 @@ def test_stable_flag_after_change_depends_on_type(world):
     mgr, spec, provider = world
     ev = run(mgr, spec, props(spec, name="s1", ensure="on"))
     assert ev.changed and ev.status.stable is True   # default: desired-state test passed
-    spec.logic = type("NoActionLogic", (WidgetLogic,), {"stable_means_no_action": True})
+    spec.logic = "tests.engine.test_flow:NoActionLogic"
     ev = run(mgr, spec, props(spec, name="s2", ensure="on"))
     assert ev.changed and ev.status.stable is False  # package/service: an action was needed

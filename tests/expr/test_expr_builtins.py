@@ -6,7 +6,7 @@ import datetime
 import pytest
 
 from ccm.expr import BUILTIN_FUNCTIONS, ExprError, evaluate
-from ccm.expr.gotime import GoTime
+from ccm.gocompat.time import GoTime
 
 ENV = {
     "Data": {

@@ -53,12 +53,17 @@ def apt_mirror() -> str:
     return DEFAULT_MIRROR
 
 
-def root_path(suite: str) -> str:
-    return os.path.join(HOSTS_DIR, suite)
+# Extra flavours of a suite's root: name -> debootstrap --include additions.
+# "systemd": a root that boots with systemd as PID 1 under systemd-nspawn (service tests).
+FLAVOURS: Dict[str, str] = {"": "", "systemd": "systemd,dbus,"}
 
 
-def is_ready(suite: str) -> bool:
-    return os.path.exists(os.path.join(root_path(suite), MARKER))
+def root_path(suite: str, flavour: str = "") -> str:
+    return os.path.join(HOSTS_DIR, f"{suite}-{flavour}" if flavour else suite)
+
+
+def is_ready(suite: str, flavour: str = "") -> bool:
+    return os.path.exists(os.path.join(root_path(suite, flavour), MARKER))
 
 
 def _add_user(root: str) -> None:
@@ -77,17 +82,19 @@ def _add_user(root: str) -> None:
             fh.write(line)
 
 
-def ensure_root(suite: str, log=sys.stderr) -> str:
+def ensure_root(suite: str, log=sys.stderr, flavour: str = "") -> str:
     """Build (once) and return the root for ``suite``; raises CalledProcessError on failure."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}")
-    dest = root_path(suite)
-    if is_ready(suite):
+    if flavour not in FLAVOURS:
+        raise ValueError(f"unknown root flavour {flavour!r}")
+    dest = root_path(suite, flavour)
+    if is_ready(suite, flavour):
         return dest
     os.makedirs(HOSTS_DIR, exist_ok=True)
     with open(os.path.join(HOSTS_DIR, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one debootstrap at a time, also across processes
-        if is_ready(suite):
+        if is_ready(suite, flavour):
             return dest
         tmp = dest + ".partial"
         for stale in (tmp, dest):
@@ -95,7 +102,8 @@ def ensure_root(suite: str, log=sys.stderr) -> str:
                 subprocess.run(["umount", "-R", os.path.join(stale, "proc")],
                                stderr=subprocess.DEVNULL, check=False)
                 shutil.rmtree(stale)
-        cmd = ["debootstrap", "--variant=minbase", "--include=python3", suite, tmp, apt_mirror()]
+        cmd = ["debootstrap", "--variant=minbase", f"--include={FLAVOURS[flavour]}python3", suite, tmp,
+               apt_mirror()]
         print("+ " + " ".join(cmd), file=log, flush=True)
         subprocess.run(cmd, check=True, stdout=log, stderr=log)
         subprocess.run(["chroot", tmp, "apt-get", "clean"], check=False,
@@ -103,7 +111,7 @@ def ensure_root(suite: str, log=sys.stderr) -> str:
         _add_user(tmp)
         os.rename(tmp, dest)
         with open(os.path.join(dest, MARKER), "w") as fh:
-            fh.write(f"{suite} python{SUITES[suite]} mirror={apt_mirror()}\n")
+            fh.write(f"{suite}{'-' + flavour if flavour else ''} python{SUITES[suite]} mirror={apt_mirror()}\n")
     return dest
 
 

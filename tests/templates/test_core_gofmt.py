@@ -5,8 +5,8 @@ import math
 
 import pytest
 
+from ccm.gocompat.fmt import go_sprint as gofmt_sprint
 from ccm.templates import go_sprint
-from ccm.templates.gofmt import go_sprint as gofmt_sprint
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -73,5 +73,5 @@ def test_map_keys_sorted_bytewise():
     (-3.0, "-3"),
 ])
 def test_go_json_float(value, expected):
-    from ccm.gojson import json_float
+    from ccm.gocompat.json import json_float
     assert json_float(value) == expected

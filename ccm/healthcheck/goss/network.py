@@ -33,7 +33,7 @@ class HTTPResponse:
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def,unused-ignore]
         return None  # urllib then raises HTTPError carrying the 3xx response
 
 
@@ -152,4 +152,4 @@ def resolve(name: str, timeout_ms: Optional[int] = None) -> List[str]:
         return []
     finally:
         pool.shutdown(wait=False)
-    return sorted({info[4][0] for info in infos})
+    return sorted({str(info[4][0]) for info in infos})

@@ -10,7 +10,7 @@ Not: the evaluator (``ccm.healthcheck.goss.evaluate``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from ccm.model.errors import ValidationError
@@ -27,7 +27,7 @@ class GossType:
     ident: str                   # attribute overriding the map key (path, url, exec, ...)
     tests: FrozenSet[str]        # attributes that are tests (counted, matched)
     readers: FrozenSet[str] = frozenset()   # tests matched line by line with goss patterns
-    options: Mapping[str, str] = None       # attribute -> kind ("bool", "int", "str", "str_list", "any")
+    options: Mapping[str, str] = field(default_factory=dict)   # attribute -> kind ("bool", "int", "str", "str_list", "any")
     unsupported: FrozenSet[str] = frozenset()  # real goss attributes ccm does not evaluate
 
 

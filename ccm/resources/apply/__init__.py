@@ -27,16 +27,10 @@ def validate(props: Properties) -> None:
         raise ValidationError('invalid ensure value: must be "present"', field="ensure")
 
 
-def _logic():
-    from ccm.resources.apply.logic import ApplyLogic
-
-    return ApplyLogic()
-
-
 TYPE = TypeSpec(
     name="apply",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.apply.logic:ApplyLogic",
     providers={"ccmmanifest": "ccm.resources.apply.ccmmanifest:ManifestFactory"},
     validate=validate,
     default_ensure="present",

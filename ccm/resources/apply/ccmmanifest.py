@@ -6,23 +6,22 @@ cleanly, naming the chain of manifests, at depth 10 (upstream always passes dept
 noop and health-check-only can be switched on for the child, never off; ``allow_apply:
 false`` rejects a child containing apply resources before any of them runs; ``data``
 replaces the inherited parent data as the overriding data (CLI/external data still
-wins, via the manager); the manager's noop, working directory, data, depth, log and
-chain are restored afterwards, on success and on error.
+wins, via the manager). The child runs on a child manager
+(``ctx.apply_child`` -> ``ccm.manager.Manager.apply_child``), so the parent's noop,
+working directory, data, depth, log and chain are never touched.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping
+from typing import Any, Mapping, Optional
 
-from ccm.model.errors import CCMError, ResourceError
+from ccm.model.errors import ResourceError
 from ccm.model.provider import Manageable
-from ccm.model.resource import Properties
+from ccm.model.resource import Properties, ResourceContext
 from ccm.resources.apply.logic import DEPTH_ERROR, MAX_DEPTH, ChildResult
 
-CHAIN_ATTR = "apply_chain"   # child manifest paths from the top-level run down to here
 
-
-def child_path(name: str, working_dir: Any) -> str:
+def child_path(name: str, working_dir: Optional[str]) -> str:
     path = name if os.path.isabs(name) else os.path.join(working_dir or os.getcwd(), name)
     return os.path.normpath(path)
 
@@ -33,54 +32,28 @@ class ManifestProvider:
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
 
-    def apply(self, props: Properties, ctx: Any) -> ChildResult:
-        from ccm.apply import execute, load_manifest
-
-        manager = ctx.manager
-        if manager is None:
-            raise ResourceError("nested apply needs a manager")
-        parent_depth = int(getattr(manager, "depth", 0) or 0)
-        path = child_path(props.name, manager.working_dir)
-        chain: List[str] = list(getattr(manager, CHAIN_ATTR, None) or [])
-        if parent_depth + 1 >= MAX_DEPTH:
-            raise ResourceError(f"{DEPTH_ERROR}: " + " -> ".join(chain + [path]))
-        snap = manager.snapshot()
-        try:
-            manager.depth = parent_depth + 1
-            setattr(manager, CHAIN_ATTR, chain + [path])
-            if props.get("noop"):
-                manager.noop = True
-            health_check_only = bool(props.get("health_check_only")) or bool(snap.get("health_check_only"))
-            manager.health_check_only = health_check_only
-            child_log = manager.user_log.bind(manifest=props.name)
-            manager.user_log = child_log
-            overriding: Mapping[str, Any] = props["data"] if props["data"] is not None else snap["data"]
-            try:
-                manifest = load_manifest(path, manager, overriding_data=overriding,
-                                         deny_apply=not props.get("allow_apply", True))
-            except CCMError as exc:
-                raise ResourceError(f"could not load child manifest {props.name}: {exc}") from None
-            try:
-                result = execute(manager, manifest, health_check_only=health_check_only, nested=True,
-                                 user_log=child_log)
-            except CCMError as exc:
-                raise ResourceError(f"child manifest {props.name} failed: {exc}") from None
-            finally:
-                manifest.cleanup()
-        finally:
-            manager.restore(snap)
-            setattr(manager, CHAIN_ATTR, chain)
-        failed = [e for e in result.events if e.failed or e.unmet_requirements]
+    def apply(self, props: Properties, ctx: ResourceContext) -> ChildResult:
+        path = child_path(props.name, ctx.working_dir)
+        if ctx.depth + 1 >= MAX_DEPTH:
+            raise ResourceError(f"{DEPTH_ERROR}: " + " -> ".join(list(ctx.chain) + [path]))
+        run = ctx.apply_child(path, noop=bool(props.get("noop")),
+                              health_check_only=bool(props.get("health_check_only")),
+                              data=props["data"], deny_apply=not props.get("allow_apply", True),
+                              label=props.name)
+        if run.load_error:
+            raise ResourceError(f"could not load child manifest {props.name}: {run.load_error}")
+        if run.run_error:
+            raise ResourceError(f"child manifest {props.name} failed: {run.run_error}")
+        failed = [e for e in run.events if e.failed or e.unmet_requirements]
         failed_ids = {id(e) for e in failed}
-        changed = [e for e in result.events if id(e) not in failed_ids and e.changed]
-        skipped = len(result.events) - len(failed) - len(changed)
+        changed = [e for e in run.events if id(e) not in failed_ids and e.changed]
+        skipped = len(run.events) - len(failed) - len(changed)
         errors = tuple(err for e in failed for err in e.errors)
-        outcome = ChildResult(len(manifest.resources), len(changed), len(failed), errors)
+        outcome = ChildResult(run.resource_count, len(changed), len(failed), errors)
         msg = ("Child manifest had failures" if failed else
                "Child manifest had changes" if changed else "Child manifest completed")
-        log = ctx.log if ctx.log is not None else manager.user_log
-        (log.error if failed else log.info)(msg, resources=outcome.resource_count, changed=len(changed),
-                                            failed=len(failed), skipped=skipped)
+        (ctx.log.error if failed else ctx.log.info)(msg, resources=outcome.resource_count, changed=len(changed),
+                                                    failed=len(failed), skipped=skipped)
         return outcome
 
 

@@ -6,7 +6,7 @@ the child's counts; the resource's own state never carries ``noop``.
 """
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 from ccm.model.events import ResourceState
@@ -42,14 +42,22 @@ class ChildResult:
         return f"child manifest had {self.failed_count} failed resources"
 
 
-class ApplyLogic(TypeLogic):
+class ApplyProvider(Protocol):
+    """What the nested-apply provider (``ccmmanifest``) offers: run the child manifest."""
+
+    name: str
+
+    def apply(self, props: Properties, ctx: ResourceContext) -> "ChildResult": ...
+
+
+class ApplyLogic(TypeLogic[ApplyProvider]):
     acts_in_noop = True
     # Upstream never runs the child in health-check-only runs, so child health checks
     # never run there. The shared flow calls act() for types setting this, and the
     # engine exposes the mode as ``manager.health_check_only``.
     runs_in_health_check_only = True
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+    def status(self, provider: ApplyProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         return ResourceState(type="apply", name=props.name, ensure="present")
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
@@ -61,10 +69,10 @@ class ApplyLogic(TypeLogic):
     def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
         return Plan(("apply",), "", reason="child manifests are always applied")
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> ChildResult:
+    def act(self, provider: ApplyProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> ChildResult:
         return provider.apply(props, ctx)
 
-    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+    def verify(self, provider: ApplyProvider, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[Any, bool, str]:
         ok, reason = self.is_desired(props, None, acted)  # type: ignore[arg-type]
         return acted.state(props.name), ok, reason

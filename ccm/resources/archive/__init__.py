@@ -119,16 +119,10 @@ def prepare(values: Dict[str, Any]) -> None:
         values["checksum"] = checksum.strip().lower()
 
 
-def _logic():
-    from ccm.resources.archive.logic import ArchiveLogic
-
-    return ArchiveLogic()
-
-
 TYPE = TypeSpec(
     name="archive",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.archive.logic:ArchiveLogic",
     providers={"http": "ccm.resources.archive.http:HttpFactory"},
     validate=validate,
     prepare=prepare,

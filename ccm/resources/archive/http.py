@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
-from typing import Any, Mapping, Optional
+from typing import IO, Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
@@ -28,7 +28,7 @@ EXTRACT_DIR_MODE = 0o755
 
 
 class _HashingWriter:
-    def __init__(self, fh: Any):
+    def __init__(self, fh: IO[bytes]):
         self.fh = fh
         self.sha = hashlib.sha256()
 

@@ -6,7 +6,7 @@ the archive's owner/group when nothing is downloaded), ``remove`` (ensure absent
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
@@ -25,8 +25,29 @@ def ownership_problem(props: Properties, meta: dict) -> str:
     return ""
 
 
-class ArchiveLogic(TypeLogic):
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+class ArchiveProvider(Protocol):
+    """What an archive provider (``http``) offers this logic; failures raise ``ProviderError``.
+
+    ``download`` verifies the checksum before the archive is atomically stored and returns
+    the bytes written.
+    """
+
+    name: str
+
+    def status(self, path: str, creates: Optional[str] = None) -> ResourceState: ...
+
+    def download(self, path: str, url: str, *, checksum: Optional[str], username: str, password: str,
+                 headers: Mapping[str, str], owner: str, group: str) -> int: ...
+
+    def extract(self, path: str, parent: str, *, owner: str, group: str) -> None: ...
+
+    def remove(self, path: str) -> None: ...
+
+    def set_ownership(self, path: str, owner: str, group: str) -> None: ...
+
+
+class ArchiveLogic(TypeLogic[ArchiveProvider]):
+    def status(self, provider: ArchiveProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         return provider.status(props.name, props.get("creates") or None)
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
@@ -79,7 +100,7 @@ class ArchiveLogic(TypeLogic):
             messages.append("Would have updated ownership")
         return Plan(tuple(actions), ". ".join(messages), reason=reason)
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> Optional[int]:
+    def act(self, provider: ArchiveProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> Optional[int]:
         name = props.name
         downloaded = None
         for action in plan.actions:

@@ -73,16 +73,10 @@ def validate(props: Properties) -> None:
             raise ValidationError(f'invalid environment variable "{entry}": empty value', field="environment")
 
 
-def _logic():
-    from ccm.resources.exec.logic import ExecLogic
-
-    return ExecLogic()
-
-
 TYPE = TypeSpec(
     name="exec",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.exec.logic:ExecLogic",
     providers={"posix": "ccm.resources.exec.providers:PosixFactory",
                "shell": "ccm.resources.exec.providers:ShellFactory"},
     validate=validate,

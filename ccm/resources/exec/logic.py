@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Protocol, Tuple
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+from ccm.model.runner import CommandResult
 
 
 def _creates_path(props: Properties) -> Optional[str]:
@@ -22,10 +23,21 @@ def returns_text(returns: Any) -> str:
     return "[" + " ".join(str(r) for r in returns) + "]"
 
 
-class ExecLogic(TypeLogic):
+class ExecProvider(Protocol):
+    """What an exec provider (``posix``: argv split, ``shell``: ``/bin/sh -c``) offers: run a
+    guard command line (``onlyif``/``unless``) or the resource's command."""
+
+    name: str
+
+    def run_guard(self, line: str, props: Properties) -> CommandResult: ...
+
+    def execute(self, props: Properties) -> CommandResult: ...
+
+
+class ExecLogic(TypeLogic[ExecProvider]):
     supports_refresh = True
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+    def status(self, provider: ExecProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         state = ResourceState(type="exec", name=props.name, ensure="present")
         creates = _creates_path(props)
         if creates and os.path.exists(creates):
@@ -57,11 +69,11 @@ class ExecLogic(TypeLogic):
             return Plan()
         return Plan(("execute",), "Would have executed", reason="command did not run and no guard short-circuited")
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
+    def act(self, provider: ExecProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
         result = provider.execute(props)
-        if props.get("logoutput") and ctx.manager is not None:
+        if props.get("logoutput"):
             for line in result.stdout.splitlines():
-                ctx.manager.user_log.info(line)
+                ctx.run_log.info(line)
         if result.error:
             raise ProviderError(result.error)
         return result.exit_code
@@ -78,7 +90,7 @@ class ExecLogic(TypeLogic):
             return True, ""
         return False, "command did not run and no guard short-circuited"
 
-    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+    def verify(self, provider: ExecProvider, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[ResourceState, bool, str]:
         state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted})
         creates = _creates_path(props)

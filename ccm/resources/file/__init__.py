@@ -45,16 +45,11 @@ def validate(props: Properties) -> None:
             parse_mode(mode)
 
 
-def _logic():
-    from ccm.resources.file.logic import FileLogic
-
-    return FileLogic()
-
-
 TYPE = TypeSpec(
     name="file",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.file.logic:FileLogic",
     providers={"posix": "ccm.resources.file.posix:PosixFactory"},
     validate=validate,
+    status_name=os.path.abspath,
 )

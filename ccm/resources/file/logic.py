@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Protocol, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
@@ -44,8 +44,30 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
-class FileLogic(TypeLogic):
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+class FileProvider(Protocol):
+    """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
+
+    ``status`` reports ensure ``present``/``directory``/``absent`` with metadata ``owner``,
+    ``group``, ``mode``, ``mtime``, ``size`` and the content checksum; ``store`` writes
+    atomically.
+    """
+
+    name: str
+
+    def status(self, path: str) -> ResourceState: ...
+
+    def create_directory(self, path: str, mode: int, owner: str, group: str) -> None: ...
+
+    def store(self, path: str, *, content: Optional[bytes], source: Optional[str], owner: str,
+              group: str, mode: int) -> None: ...
+
+    def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None: ...
+
+    def remove(self, path: str, *, force: bool = False) -> None: ...
+
+
+class FileLogic(TypeLogic[FileProvider]):
+    def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         state = provider.status(props.name)
         if props.ensure != "absent" and manages_content(props) and props.ensure != "directory":
             state.internal["desired_checksum"] = desired_checksum(props, ctx.working_dir)
@@ -93,7 +115,7 @@ class FileLogic(TypeLogic):
             return Plan(("store",), "Would have created an empty file with requested attributes", reason=reason)
         return Plan(("store",), "Would have created the file", reason=reason)
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
+    def act(self, provider: FileProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
         action = plan.actions[0]
         name = props.name
         if action == "mkdir":

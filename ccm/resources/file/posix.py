@@ -11,7 +11,7 @@ import errno
 import os
 import shutil
 import stat
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
@@ -30,7 +30,7 @@ class PosixFileProvider:
         self.log = log
 
     def status(self, path: str) -> ResourceState:
-        meta = {"name": path, "provider": self.name, "extended": {}}
+        meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}}
         state = ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         try:
             st = os.stat(path)

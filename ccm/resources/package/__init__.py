@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
+from ccm.gocompat.strconv import quote as go_quote
 from ccm.model.errors import ValidationError
 from ccm.model.resource import Properties, is_templated
-from ccm.resources.properties import go_quote
 from ccm.registry import TypeSpec
 
 KEYWORDS = ("present", "absent", "latest")
@@ -44,16 +44,10 @@ def validate(props: Properties) -> None:
         check_ensure(props.ensure)
 
 
-def _logic():
-    from ccm.resources.package.logic import PackageLogic
-
-    return PackageLogic()
-
-
 TYPE = TypeSpec(
     name="package",
     fields=(),
-    logic=_logic,
+    logic="ccm.resources.package.logic:PackageLogic",
     providers={
         "apt": "ccm.resources.package.apt:AptFactory",
         "dnf": "ccm.resources.package.dnf:DnfFactory",

@@ -5,7 +5,9 @@ their state with ``dpkg-query`` and the installable version with ``apt-cache pol
 Guarantees: every call goes through the injected runner with the non-interactive
 environment (no debconf, apt-listbugs or apt-listchanges prompts; existing config files
 kept), under the global package lock (one lock hold per operation). A failed
-``apt-get`` names apt's own ``E:`` lines. Not: a repository manager; never runs
+``apt-get`` names apt's own ``E:`` lines. In a run of several packages (a run cache, see
+``ccm.model.provider.RunCache``), one ``dpkg-query -W`` answers the status of all of them,
+and is queried again after any change. Not: a repository manager; never runs
 ``apt-get update``.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.package.selection import on_path, platform_family
@@ -26,6 +28,8 @@ ENV: Dict[str, str] = {
     "APT_LISTCHANGES_FRONTEND": "none",
 }
 STATUS_FORMAT = "-f=${Package} ${Version} ${Architecture} ${db:Status-Status}"
+QUERY_ALL = ("dpkg-query", "-W", STATUS_FORMAT + "\n")
+CACHE_KEY = "apt:dpkg-query"
 INSTALL = ("apt-get", "install", "-y", "-q", "-o", "DPkg::Options::=--force-confold")
 TOOLS = ("apt-get", "apt-cache", "apt-mark", "dpkg-query")
 DEBIAN_FAMILIES = ("debian",)
@@ -45,6 +49,16 @@ def parse_dpkg_query(pkg: str, stdout: str, exit_code: int) -> ResourceState:
     meta = {"name": fields[0], "version": fields[1], "arch": fields[2], "provider": "apt",
             "extended": {"status": status}}
     return ResourceState(type="package", name=pkg, ensure=fields[1], extra={"metadata": meta})
+
+
+def parse_dpkg_query_all(stdout: str) -> Dict[str, List[str]]:
+    """``dpkg-query -W`` of every package dpkg knows, one line each, indexed by package name."""
+    index: Dict[str, List[str]] = {}
+    for line in stdout.splitlines():
+        name = line.split(" ", 1)[0]
+        if name:
+            index.setdefault(name, []).append(line)
+    return index
 
 
 def parse_candidate(pkg: str, stdout: str) -> str:
@@ -96,6 +110,10 @@ class AptProvider:
         self.runner = runner
         self.log = log
         self.lock = lock or package_lock()
+        self.cache: Optional[RunCache] = None
+
+    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
+        self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
         res = self.runner.run(argv, env=dict(ENV))
@@ -103,7 +121,25 @@ class AptProvider:
             raise ProviderError(f"{argv[0]}: {res.error}", detail=apt_errors(res.stderr) or None)
         return res
 
+    def _changing(self, argv: List[str]) -> CommandResult:
+        try:
+            return self._run(argv)
+        finally:   # whatever happened, dpkg's database may differ now
+            if self.cache is not None:
+                self.cache.invalidate()
+
+    def _query_all(self) -> Optional[Dict[str, List[str]]]:
+        with self.lock.hold("dpkg-query -W"):
+            res = self.runner.run(list(QUERY_ALL), env=dict(ENV))
+        return parse_dpkg_query_all(res.stdout) if res.ok else None   # None: ask per package
+
     def status(self, pkg: str) -> ResourceState:
+        if self.cache is not None and ":" not in pkg and len(self.cache.expected("package")) > 1:
+            index = self.cache.load(CACHE_KEY, self._query_all)
+            lines = index.get(pkg) if index is not None else None
+            if lines is not None and len(lines) == 1:
+                return parse_dpkg_query(pkg, lines[0], 0)
+            # unknown to dpkg, or one line per architecture: dpkg-query <pkg> decides
         with self.lock.hold(f"dpkg-query {pkg}"):
             res = self._run(["dpkg-query", "-W", STATUS_FORMAT, pkg])
         return parse_dpkg_query(pkg, res.stdout, res.exit_code)
@@ -134,7 +170,7 @@ class AptProvider:
                 argv = list(INSTALL) + [f"{pkg}={self._candidate(pkg)}"]
             else:
                 argv = list(INSTALL) + ["--allow-downgrades", f"{pkg}={ensure}"]
-            res = self._run(argv)
+            res = self._changing(argv)
         if res.exit_code != 0:
             detail = apt_errors(res.stderr) or None
             raise ProviderError(f'failed to install package "{pkg}", apt-get exited {res.exit_code}', detail=detail)
@@ -147,7 +183,7 @@ class AptProvider:
 
     def uninstall(self, pkg: str) -> None:
         with self.lock.hold(f"apt-get remove {pkg}"):
-            res = self._run(["apt-get", "-q", "-y", "remove", pkg])
+            res = self._changing(["apt-get", "-q", "-y", "remove", pkg])
         if res.exit_code != 0:
             raise ProviderError(f"failed to uninstall {pkg}", detail=res.stderr.strip() or None)
 

@@ -5,17 +5,19 @@ state with ``rpm -q``. Guarantees: every call goes through the injected runner (
 environment), under the global package lock (one hold per operation). ``latest`` on an
 installed package asks ``dnf check-update`` first and runs ``dnf upgrade -y`` only when
 something newer exists (upstream runs ``dnf install`` every time, which does not
-upgrade on every dnf version). Not: a repository manager.
+upgrade on every dnf version). In a run of several packages (a run cache, see
+``ccm.model.provider.RunCache``), one ``rpm -qa`` answers the status of all of them, and
+is queried again after any change. Not: a repository manager.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.package.selection import on_path, platform_family
@@ -23,17 +25,30 @@ from ccm.resources.package.selection import on_path, platform_family
 QUERY_FORMAT = "%{NAME} %|EPOCH?{%{EPOCH}}:{0}| %{VERSION} %{RELEASE} %{ARCH}"
 TOOLS = ("dnf", "rpm")
 RPM_FAMILIES = ("rhel", "fedora", "amazon", "suse", "anolis", "neokylin")
-_RPM_LINE = re.compile(r"^(\S+) (\S+) (\S+) (\S+) (\S+)$")
+QUERY_ALL = ("rpm", "-qa", "--queryformat", QUERY_FORMAT + "\n")
+# name epoch version release arch: the whole output (rpm prints no newline after it);
+# the numeric epoch keeps "package X is not installed" from ever parsing as a package
+_RPM_LINE = re.compile(r"(\S+) (\d+) (\S+) (\S+) (\S+)")
+_NOT_INSTALLED = re.compile(r"package \S+ is not installed\n?")
 CHECK_UPDATE_AVAILABLE = 100   # dnf check-update: 100 = updates available, 0 = none
+CACHE_KEY = "dnf:rpm-qa"
 
 
 # --- parsing (pure) ------------------------------------------------------------------------
 
-def parse_rpm_q(pkg: str, stdout: str, exit_code: int) -> ResourceState:
+def absent_state(pkg: str) -> ResourceState:
+    meta = {"name": pkg, "version": "absent", "provider": "dnf", "extended": {}}
+    return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
+
+
+def parse_rpm_q(pkg: str, stdout: str, exit_code: int, stderr: str = "") -> ResourceState:
+    """``rpm -q <pkg> --queryformat QUERY_FORMAT`` -> state; only rpm's own "not installed" is absent."""
     if exit_code != 0:
-        meta = {"name": pkg, "version": "absent", "provider": "dnf", "extended": {}}
-        return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
-    m = _RPM_LINE.match(stdout)
+        if exit_code == 1 and _NOT_INSTALLED.fullmatch(stdout):
+            return absent_state(pkg)
+        tail = [ln.strip() for ln in (stderr or stdout).splitlines() if ln.strip()]
+        raise ProviderError(f"rpm -q {pkg} exited {exit_code}", detail=tail[-1] if tail else None)
+    m = _RPM_LINE.fullmatch(stdout)
     if not m:
         raise ProviderError(f"failed to parse rpm -q output for {pkg}", detail=repr(stdout[:200]))
     name, epoch, version, release, arch = m.groups()
@@ -42,6 +57,20 @@ def parse_rpm_q(pkg: str, stdout: str, exit_code: int) -> ResourceState:
     state = ResourceState(type="package", name=pkg, ensure=version, extra={"metadata": meta})
     state.internal["versions"] = [version, f"{version}-{release}", f"{epoch}:{version}-{release}"]
     return state
+
+
+def parse_rpm_qa(stdout: str) -> Dict[str, List[str]]:
+    """``rpm -qa`` lines indexed by every spelling ``rpm -q`` accepts for them: N, N.A,
+    N-V, N-V-R, N-V-R.A and N-E:V-R (several lines under one key: multilib, or two versions)."""
+    index: Dict[str, List[str]] = {}
+    for line in stdout.splitlines():
+        m = _RPM_LINE.fullmatch(line)
+        if not m:
+            continue
+        n, e, v, r, a = m.groups()
+        for key in {n, f"{n}.{a}", f"{n}-{v}", f"{n}-{v}-{r}", f"{n}-{v}-{r}.{a}", f"{n}-{e}:{v}-{r}"}:
+            index.setdefault(key, []).append(line)
+    return index
 
 
 def parse_check_update(pkg: str, stdout: str) -> Optional[str]:
@@ -71,6 +100,10 @@ class DnfProvider:
         self.runner = runner
         self.log = log
         self.lock = lock or package_lock()
+        self.cache: Optional[RunCache] = None
+
+    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
+        self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
         res = self.runner.run(argv)
@@ -78,10 +111,34 @@ class DnfProvider:
             raise ProviderError(f"{argv[0]}: {res.error}", detail=last_error_line(res))
         return res
 
+    def _changing(self, argv: List[str]) -> CommandResult:
+        try:
+            return self._run(argv)
+        finally:   # whatever happened, the rpmdb may differ now
+            if self.cache is not None:
+                self.cache.invalidate()
+
+    def _query_all(self) -> Optional[Dict[str, List[str]]]:
+        with self.lock.hold("rpm -qa"):
+            res = self.runner.run(list(QUERY_ALL))
+        return parse_rpm_qa(res.stdout) if res.ok else None   # None: ask per package
+
+    def _rpm_q(self, pkg: str) -> ResourceState:
+        res = self._run(["rpm", "-q", pkg, "--queryformat", QUERY_FORMAT])
+        return parse_rpm_q(pkg, res.stdout, res.exit_code, res.stderr)
+
     def status(self, pkg: str) -> ResourceState:
+        if self.cache is not None and len(self.cache.expected("package")) > 1:
+            index = self.cache.load(CACHE_KEY, self._query_all)
+            if index is not None:
+                lines = index.get(pkg, [])
+                if not lines:
+                    return absent_state(pkg)
+                if len(lines) == 1:
+                    return parse_rpm_q(pkg, lines[0], 0)
+                # several packages answer to this name: rpm -q decides, as without a cache
         with self.lock.hold(f"rpm -q {pkg}"):
-            res = self._run(["rpm", "-q", pkg, "--queryformat", QUERY_FORMAT])
-        return parse_rpm_q(pkg, res.stdout, res.exit_code)
+            return self._rpm_q(pkg)
 
     def available(self, pkg: str) -> Optional[str]:
         with self.lock.hold(f"dnf check-update {pkg}"):
@@ -89,8 +146,8 @@ class DnfProvider:
             if res.exit_code == CHECK_UPDATE_AVAILABLE:
                 return parse_check_update(pkg, res.stdout)
             if res.exit_code == 0:   # nothing newer: the installed EVR is the latest
-                state = parse_rpm_q(pkg, self._run(["rpm", "-q", pkg, "--queryformat", QUERY_FORMAT]).stdout, 0)
-                return state.internal["versions"][-1]
+                state = self._rpm_q(pkg)
+                return None if state.ensure == "absent" else state.internal["versions"][-1]
         if self.log is not None:
             self.log.warn("Could not determine the latest available version", package=pkg,
                           exitcode=res.exit_code, error=last_error_line(res) or "")
@@ -99,7 +156,7 @@ class DnfProvider:
     def install(self, pkg: str, ensure: str) -> None:
         target = pkg if ensure in ("present", "latest") else f"{pkg}-{ensure}"
         with self.lock.hold(f"dnf install {target}"):
-            res = self._run(["dnf", "install", "-y", target])
+            res = self._changing(["dnf", "install", "-y", target])
         if res.exit_code != 0:
             raise ProviderError(f'failed to Install package "{pkg}", dnf exited {res.exit_code}',
                                 detail=last_error_line(res))
@@ -109,20 +166,20 @@ class DnfProvider:
             self.install(pkg, ensure)
             return
         with self.lock.hold(f"dnf upgrade {pkg}"):
-            res = self._run(["dnf", "upgrade", "-y", pkg])
+            res = self._changing(["dnf", "upgrade", "-y", pkg])
         if res.exit_code != 0:
             raise ProviderError(f'failed to Upgrade package "{pkg}", dnf exited {res.exit_code}',
                                 detail=last_error_line(res))
 
     def downgrade(self, pkg: str, version: str) -> None:
         with self.lock.hold(f"dnf downgrade {pkg}-{version}"):
-            res = self._run(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
+            res = self._changing(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
         if res.exit_code != 0:
             raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
 
     def uninstall(self, pkg: str) -> None:
         with self.lock.hold(f"dnf remove {pkg}"):
-            res = self._run(["dnf", "remove", "-y", pkg])
+            res = self._changing(["dnf", "remove", "-y", pkg])
         if res.exit_code != 0:
             raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
 

@@ -1,15 +1,6 @@
 """Package decision logic: pure ``plan`` and ``is_desired`` over an observed state.
 
-The provider contract this logic drives (``apt``, ``dnf``; fakes in the tests):
-
-* ``name``; ``scheme``: ``"deb"`` or ``"rpm"`` (which version ordering applies);
-* ``status(pkg) -> ResourceState``: ensure = installed version or ``absent``; providers
-  may put every spelling of the installed version a user could pin in
-  ``internal["versions"]`` (dnf: ``V``, ``V-R``, ``E:V-R``);
-* ``available(pkg) -> Optional[str]``: the version ``latest`` would install now (apt's
-  ``Candidate``, dnf's newest update or the installed EVR when none), ``None`` if unknown;
-* ``install(pkg, ensure)``, ``upgrade(pkg, ensure)`` (ensure = present, latest or a
-  version), ``downgrade(pkg, version)``, ``uninstall(pkg)``; failures raise ``ProviderError``.
+The provider contract this logic drives is ``PackageProvider`` below.
 
 Upstream gap closed here: ``latest`` on an installed package compares the installed
 version with ``available()`` first and is stable (not changed, no package manager run)
@@ -17,7 +8,7 @@ when nothing newer exists.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ResourceError, ValidationError
 from ccm.model.events import ResourceState
@@ -54,10 +45,36 @@ def compare_versions(scheme: str, a: str, b: str) -> int:
         raise ResourceError(str(exc)) from None
 
 
-class PackageLogic(TypeLogic):
+class PackageProvider(Protocol):
+    """What a package provider (``apt``, ``dnf``; fakes in the tests) offers this logic.
+
+    ``status`` reports ensure = the installed version or ``absent`` and may list every
+    spelling of that version a user could pin in ``internal["versions"]`` (dnf: ``V``,
+    ``V-R``, ``E:V-R``); ``available`` is the version ``latest`` would install now (apt's
+    ``Candidate``, dnf's newest update or the installed EVR), ``None`` if unknown; a
+    provider may set ``scheme`` (``"deb"``/``"rpm"``: which version ordering applies).
+    Changes raise ``ProviderError`` when they fail.
+    """
+
+    name: str
+
+    def status(self, pkg: str) -> ResourceState: ...
+
+    def available(self, pkg: str) -> Optional[str]: ...
+
+    def install(self, pkg: str, ensure: str) -> None: ...
+
+    def upgrade(self, pkg: str, ensure: str) -> None: ...
+
+    def downgrade(self, pkg: str, version: str) -> None: ...
+
+    def uninstall(self, pkg: str) -> None: ...
+
+
+class PackageLogic(TypeLogic[PackageProvider]):
     stable_means_no_action = True
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+    def status(self, provider: PackageProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         try:   # the rendered values, in case validation saw templates
             check_name(props.name)
             check_ensure(props.ensure)
@@ -107,7 +124,7 @@ class PackageLogic(TypeLogic):
             return Plan(("upgrade",), f"Would have upgraded to {want}", reason=reason, params={"ensure": want})
         return Plan(("downgrade",), f"Would have downgraded to {want}", reason=reason, params={"ensure": want})
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
+    def act(self, provider: PackageProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
         action = plan.actions[0]
         name = props.name
         if action == "install":

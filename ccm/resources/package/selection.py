@@ -4,24 +4,22 @@
 """
 from __future__ import annotations
 
-import os
-import shutil
+from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
 from typing import Any, Mapping
 
-from ccm.model.runner import BASE_PATH
+from ccm.model.runner import find_command
 
 
 def on_path(tool: str) -> bool:
-    """On the CCM process's PATH or the fixed PATH the runner gives children."""
-    search = os.environ.get("PATH", "") + ":" + BASE_PATH
-    return shutil.which(tool, path=search) is not None
+    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    return find_command(tool) is not None
 
 
 def platform_family(facts: Mapping[str, Any]) -> str:
     """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``."""
-    host = facts.get("host") if isinstance(facts, Mapping) else None
-    info = host.get("info") if isinstance(host, Mapping) else None
-    value = info.get("platformFamily") if isinstance(info, Mapping) else None
-    if value is None and isinstance(host, Mapping):
+    host = facts.get("host") if isinstance(facts, _Mapping) else None
+    info = host.get("info") if isinstance(host, _Mapping) else None
+    value = info.get("platformFamily") if isinstance(info, _Mapping) else None
+    if value is None and isinstance(host, _Mapping):
         value = host.get("platformFamily")
     return str(value or "")

@@ -60,16 +60,10 @@ def validate(props: Properties) -> None:
                 raise ValidationError(f'post value for key "{key}" cannot be empty', field="post")
 
 
-def _logic():
-    from ccm.resources.scaffold.logic import ScaffoldLogic
-
-    return ScaffoldLogic()
-
-
 TYPE = TypeSpec(
     name="scaffold",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.scaffold.logic:ScaffoldLogic",
     providers={"choria": "ccm.resources.scaffold.choria:ChoriaFactory"},
     validate=validate,
     prepare=prepare,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Protocol, Sequence, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
@@ -31,7 +31,7 @@ def template_inputs(props: Properties, ctx: ResourceContext) -> Tuple[Dict[str, 
 
     The ``data`` property replaces the Hiera data (facts stay), also for ``lookup()``.
     """
-    env: Mapping[str, Any] = ctx.manager.template_environment() if ctx.manager is not None else {}
+    env: Mapping[str, Any] = ctx.template_environment()
     facts = env.get("Facts", ctx.facts or {})
     environ = env.get("Environ", {})
     data = env.get("Data", {})
@@ -69,8 +69,21 @@ def _counts(state: ResourceState) -> Tuple[int, int, int]:
     return len(meta.get("changed") or []), len(meta.get("stable") or []), len(meta.get("purged") or [])
 
 
-class ScaffoldLogic(TypeLogic):
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+class ScaffoldProvider(Protocol):
+    """What a scaffold provider (``choria``) offers: a dry render as the state, the real
+    render, and removal of purged files. ``job`` is the provider's ``RenderJob``."""
+
+    name: str
+
+    def status(self, job: Any, *, ensure: str) -> ResourceState: ...
+
+    def render(self, job: Any) -> Any: ...
+
+    def remove(self, target: str, files: Sequence[str]) -> None: ...
+
+
+class ScaffoldLogic(TypeLogic[ScaffoldProvider]):
+    def status(self, provider: ScaffoldProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         state = provider.status(render_job(props, ctx), ensure=props.ensure)
         if ctx.noop and props.get("purge") and props.ensure != "absent":
             for path in state.metadata.get("purged") or []:
@@ -103,13 +116,13 @@ class ScaffoldLogic(TypeLogic):
         affected = changed + (purged if props.get("purge") else 0)
         return Plan(("render",), f"Would have changed {affected} scaffold files", reason=reason)
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
+    def act(self, provider: ScaffoldProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> Any:
         if plan.actions[0] == "remove":
             provider.remove(props.name, plan.params.get("files") or [])
             return None
         return provider.render(render_job(props, ctx))
 
-    def verify(self, provider: Any, props: Properties, plan: Plan, acted: Any,
+    def verify(self, provider: ScaffoldProvider, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[Any, bool, str]:
         state = self.status(provider, props, ctx)
         if props.ensure == "absent":

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from ccm.gocompat.strconv import quote as go_quote
 from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, NEVER, STR_LIST, Field, Properties, is_templated
-from ccm.resources.properties import go_quote
 from ccm.registry import TypeSpec
 
 ENSURES = ("running", "stopped")
@@ -51,16 +51,10 @@ def validate(props: Properties) -> None:
             raise ValidationError("invalid subscribe format", field="subscribe")
 
 
-def _logic():
-    from ccm.resources.service.logic import ServiceLogic
-
-    return ServiceLogic()
-
-
 TYPE = TypeSpec(
     name="service",
     fields=FIELDS,
-    logic=_logic,
+    logic="ccm.resources.service.logic:ServiceLogic",
     providers={
         "systemd": "ccm.resources.service.systemd:SystemdFactory",
         "sysv": "ccm.resources.service.sysv:SysvFactory",

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 from typing import Optional
 
-from ccm.model.runner import BASE_PATH
+from ccm.model.runner import find_command
 
 
 def which(tool: str) -> Optional[str]:
-    """On the CCM process's PATH or the fixed PATH the runner gives children."""
-    return shutil.which(tool, path=os.environ.get("PATH", "") + ":" + BASE_PATH)
+    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    return find_command(tool)
 
 
 def systemd_is_pid1(proc_root: str = "/proc", run_dir: str = "/run/systemd/system") -> bool:

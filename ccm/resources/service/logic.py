@@ -1,12 +1,6 @@
 """Service decision logic: pure ``plan`` and ``is_desired`` over an observed state.
 
-The provider contract (``systemd``, ``sysv``; fakes in the tests):
-
-* ``status(name) -> ResourceState``: ensure ``running``/``stopped``, metadata
-  ``{name, provider, enabled, running}``;
-* ``start``, ``stop``, ``restart``, ``enable``, ``disable`` (name) -> ``None`` or a short
-  text describing a failed command; the result is never trusted: the flow re-reads the
-  status and the text only explains a desired-state failure.
+The provider contract this logic drives is ``ServiceProvider`` below.
 
 Refresh (seed 001): a changed subscribed resource restarts the service only when it is
 ensured running and currently running (starting a stopped one covers the change); the
@@ -14,7 +8,7 @@ event is then marked refreshed.
 """
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ValidationError
 from ccm.model.events import ResourceState
@@ -30,11 +24,35 @@ MESSAGES = {
 }
 
 
-class ServiceLogic(TypeLogic):
+class ServiceProvider(Protocol):
+    """What a service provider (``systemd``, ``sysv``; fakes in the tests) offers this logic.
+
+    ``status``: ensure ``running``/``stopped``, metadata ``{name, provider, enabled,
+    running}``. The actions return ``None`` or a short text describing a failed command;
+    the result is never trusted: the flow re-reads the status and the text only explains
+    a desired-state failure.
+    """
+
+    name: str
+
+    def status(self, service: str) -> ResourceState: ...
+
+    def start(self, service: str) -> Optional[str]: ...
+
+    def stop(self, service: str) -> Optional[str]: ...
+
+    def restart(self, service: str) -> Optional[str]: ...
+
+    def enable(self, service: str) -> Optional[str]: ...
+
+    def disable(self, service: str) -> Optional[str]: ...
+
+
+class ServiceLogic(TypeLogic[ServiceProvider]):
     supports_refresh = True
     stable_means_no_action = True
 
-    def status(self, provider: Any, props: Properties, ctx: ResourceContext) -> ResourceState:
+    def status(self, provider: ServiceProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         try:   # the rendered values, in case validation saw templates
             check_ensure(props.ensure)
             check_name(props.name)
@@ -79,7 +97,7 @@ class ServiceLogic(TypeLogic):
         _ok, reason = self.is_desired(props, state)
         return Plan(tuple(actions), message, refresh=refreshed, reason=reason or "subscribed resource changed")
 
-    def act(self, provider: Any, props: Properties, plan: Plan, ctx: ResourceContext) -> List[str]:
+    def act(self, provider: ServiceProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> List[str]:
         failures = []
         for action in plan.actions:
             problem = getattr(provider, action)(props.name)

@@ -1,35 +1,52 @@
 """systemd provider for the service type.
 
-What: reads and changes services with ``systemctl ... --system <unit>``.
+What: reads services with ``systemctl show --property=Id,LoadState,ActiveState,
+UnitFileState,NeedDaemonReload`` and changes them with ``systemctl <verb> --system <unit>``.
 Guarantees: every call goes through the injected runner under the global service lock
 (one hold per operation); only chosen when systemd is PID 1 (a ``systemctl`` binary in a
-container without systemd cannot manage anything). ``daemon-reload`` runs once per run
-(per runner, i.e. per manager) at the first status read, and after that only when
-``systemctl show --property=NeedDaemonReload <unit>`` says ``yes`` (a unit file or
-drop-in written earlier in the run); upstream reloads before every operation. Status is
-always read before acting, so actions do not check again. Start/stop/restart/enable/
-disable exit codes are not trusted: the flow re-reads the status, and a failing
-command's last stderr line explains a desired-state error.
+container without systemd cannot manage anything).
+
+Status: in a run with several services (a run cache, ``ccm.model.provider.RunCache``) one
+``systemctl show`` answers for every unit of the run; alone, the same ``show`` for the one
+unit. ``show`` prints properties in systemd's order (not the requested one) and one
+block per unit in argument order, so blocks are matched by position and checked by
+``Id``. ``UnitFileState`` gives the enablement where it is known to equal ``is-enabled``'s
+answer; for anything else (an alias name, a SysV script, a generated or transient unit)
+``systemctl is-enabled --system <unit>`` is asked per unit (never batched: with several
+units its lines may come back out of order). A unit systemd does not know
+(``LoadState=not-found``) fails with "service X not found". ``daemon-reload`` runs only
+when ``NeedDaemonReload=yes`` (a loaded unit's file or drop-in changed on disk), once per
+run for all of them (the batch is asked again afterwards); systemd 252 loads a new unit
+file by itself. Start/stop/restart/enable/disable exit codes are not trusted: the flow
+re-reads the status (the cache is dropped after every action), and a failing command's
+last stderr line explains a desired-state error.
 """
 from __future__ import annotations
 
-import weakref
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
 
-ACTIVE = {"active": True, "inactive": False, "failed": False, "activating": False}
+ACTIVE = {"active": True, "reloading": True, "inactive": False, "failed": False, "activating": False,
+          "deactivating": False}
 ENABLED = {
     "enabled": True, "enabled-runtime": True, "alias": True, "static": True, "indirect": True,
     "generated": True, "transient": True,
     "linked": False, "linked-runtime": False, "masked": False, "masked-runtime": False, "disabled": False,
 }
+# UnitFileState values that equal what `is-enabled` answers for the same unit name
+TRUSTED_FILE_STATES = ("enabled", "enabled-runtime", "disabled", "static", "indirect", "linked",
+                       "linked-runtime", "masked", "masked-runtime")
+PROPERTIES = "Id,LoadState,ActiveState,UnitFileState,NeedDaemonReload"
+UNIT_SUFFIXES = (".service", ".socket", ".timer", ".target", ".mount", ".path", ".slice", ".scope",
+                 ".automount", ".swap", ".device")
+CACHE_KEY = "systemd:show"
 
 
 # --- parsing (pure) ------------------------------------------------------------------------
@@ -41,13 +58,29 @@ def parse_is_active(stdout: str) -> bool:
     raise ProviderError(f"invalid systemctl is-active output: {stdout}")
 
 
-def parse_is_enabled(service: str, stdout: str) -> bool:
+def parse_is_enabled(service: str, stdout: str, exit_code: int = 0, stderr: str = "") -> bool:
     word = stdout.strip("\r\n")
     if word in ENABLED:
         return ENABLED[word]
-    if word == "not-found":
+    if word == "not-found" or (not word and "No such file or directory" in stderr):
         raise ProviderError(f"service {service} not found")
-    raise ProviderError(f"invalid systemctl is-enabled output: {stdout}")
+    tail = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    raise ProviderError(f"invalid systemctl is-enabled output: {stdout}", detail=tail[-1] if tail else None)
+
+
+def unit_id(service: str) -> str:
+    """The unit systemctl means by ``service`` (``nginx`` -> ``nginx.service``)."""
+    return service if service.endswith(UNIT_SUFFIXES) else service + ".service"
+
+
+def parse_show(stdout: str, units: Sequence[str]) -> Optional[Dict[str, Dict[str, str]]]:
+    """``systemctl show`` of ``units`` -> unit -> properties; None if the blocks do not line up."""
+    blocks = stdout.strip("\n").split("\n\n") if stdout.strip() else []
+    if len(blocks) != len(units):
+        return None
+    # an alias name's block carries the real unit's Id: status() then asks is-enabled
+    return {unit: dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+            for unit, block in zip(units, blocks)}
 
 
 def needs_reload(stdout: str) -> bool:
@@ -71,12 +104,14 @@ def command_problem(res: CommandResult) -> Optional[str]:
 class SystemdProvider:
     name = "systemd"
 
-    def __init__(self, runner: Any, log: Any = None, lock: Any = None, reloaded: Optional[Any] = None):
+    def __init__(self, runner: Any, log: Any = None, lock: Any = None):
         self.runner = runner
         self.log = log
         self.lock = lock or service_lock()
-        # runner -> True once daemon-reload ran for it (shared through the factory)
-        self._reloaded = reloaded if reloaded is not None else weakref.WeakKeyDictionary()
+        self.cache: Optional[RunCache] = None
+
+    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
+        self.cache = cache
 
     def _systemctl(self, *args: str) -> CommandResult:
         return self.runner.run(["systemctl"] + list(args))
@@ -87,28 +122,49 @@ class SystemdProvider:
             raise ProviderError(f"systemctl {' '.join(args)}: {res.error}")
         return res
 
-    def _reload_if_needed(self, service: str) -> None:
-        try:
-            first = self.runner not in self._reloaded
-        except TypeError:   # a runner that cannot be weakly referenced: reload every time
-            first = True
-        if not first:
-            shown = self._systemctl("show", "--property=NeedDaemonReload", service)
-            if shown.error or not needs_reload(shown.stdout):
-                return
-        res = self._systemctl("daemon-reload")
-        if res.error:   # could not start (exit codes are ignored, as upstream)
-            raise ProviderError(f"systemctl daemon-reload: {res.error}")
-        try:
-            self._reloaded[self.runner] = True
-        except TypeError:
-            pass
+    def _show(self, units: Sequence[str]) -> Optional[Dict[str, Dict[str, str]]]:
+        res = self._checked("show", f"--property={PROPERTIES}", *units)
+        if res.exit_code != 0:
+            lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
+            raise ProviderError(f"systemctl show {' '.join(units)} exited {res.exit_code}",
+                                detail=lines[-1] if lines else None)
+        return parse_show(res.stdout, units)
+
+    def _properties(self, service: str) -> Dict[str, str]:
+        batch = None
+        if self.cache is not None:
+            units = list(self.cache.expected("service"))
+            if len(units) > 1 and service in units:
+                batch = self.cache.load(CACHE_KEY, lambda: self._show(units))
+        if batch is None or service not in batch:
+            batch = self._show([service])
+        if batch is None or service not in batch:
+            raise ProviderError(f"could not parse systemctl show output for {service}")
+        return batch[service]
+
+    def _invalidate(self) -> None:
+        if self.cache is not None:
+            self.cache.invalidate()
 
     def status(self, service: str) -> ResourceState:
         with self.lock.hold(f"systemctl status {service}"):
-            self._reload_if_needed(service)
-            running = parse_is_active(self._checked("is-active", "--system", service).stdout)
-            enabled = parse_is_enabled(service, self._checked("is-enabled", "--system", service).stdout)
+            props = self._properties(service)
+            if props.get("NeedDaemonReload") == "yes":
+                res = self._systemctl("daemon-reload")
+                if res.error:   # could not start (exit codes are ignored, as upstream)
+                    raise ProviderError(f"systemctl daemon-reload: {res.error}")
+                self._invalidate()   # every unit's answer may differ now: ask the batch again
+                props = self._properties(service)
+            if props.get("LoadState") == "not-found":
+                raise ProviderError(f"service {service} not found",
+                                    detail=f"systemd has no unit {props.get('Id') or unit_id(service)}")
+            running = parse_is_active(props.get("ActiveState", ""))
+            file_state = props.get("UnitFileState", "")
+            if file_state in TRUSTED_FILE_STATES and props.get("Id") == unit_id(service):
+                enabled = ENABLED[file_state]
+            else:
+                res = self._checked("is-enabled", "--system", service)
+                enabled = parse_is_enabled(service, res.stdout, res.exit_code, res.stderr)
         meta = {"name": service, "provider": self.name, "enabled": enabled, "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
                              extra={"metadata": meta})
@@ -116,7 +172,10 @@ class SystemdProvider:
     def _act(self, verb: str, service: str) -> Optional[str]:
         # no reload check here: the flow always reads the status (which does it) first
         with self.lock.hold(f"systemctl {verb} {service}"):
-            return command_problem(self._systemctl(verb, "--system", service))
+            try:
+                return command_problem(self._systemctl(verb, "--system", service))
+            finally:
+                self._invalidate()
 
     def start(self, service: str) -> Optional[str]:
         return self._act("start", service)
@@ -140,11 +199,8 @@ class SystemdFactory:
     type_name = "service"
     name = "systemd"
 
-    def __init__(self) -> None:
-        self._reloaded: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
-
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(host.which("systemctl") is not None and host.systemd_is_pid1(), 1)
 
     def new(self, runner: Any, log: Any) -> SystemdProvider:
-        return SystemdProvider(runner, log, reloaded=self._reloaded)
+        return SystemdProvider(runner, log)

@@ -39,7 +39,7 @@ LSB_STOPPED = (1, 2, 3)
 def start_links(rc_root: str, service: str, runlevels: Sequence[str] = BOOT_RUNLEVELS) -> List[str]:
     """The ``S<NN><service>`` links of the boot runlevels, in both common layouts."""
     pattern = re.compile(r"^S\d{2}" + re.escape(service) + r"$")
-    found = []
+    found: List[str] = []
     seen = set()
     for level in runlevels:
         for d in (os.path.join(rc_root, f"rc{level}.d"), os.path.join(rc_root, "rc.d", f"rc{level}.d")):
@@ -98,6 +98,9 @@ class SysvProvider:
     def is_enabled(self, service: str) -> bool:
         return bool(start_links(self.rc_root, service))
 
+    # No batching here (unlike apt, dnf and systemd): each init script's own `status` is
+    # the truth about its daemon and there is no command that answers for several, so
+    # every service resource runs its script once per status read.
     def status(self, service: str) -> ResourceState:
         with self.lock.hold(f"{self.init_dir}/{service} status"):
             script = self.script(service)

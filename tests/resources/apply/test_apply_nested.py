@@ -6,7 +6,7 @@ import os
 import pytest
 
 from ccm.apply import execute, load_manifest
-from ccm.model.errors import ManifestError, ValidationError
+from ccm.model.errors import ValidationError
 from tests.kit_extra import build, make_manager, output
 
 

@@ -1,7 +1,6 @@
 """exec type on real commands: guards, returns, timeouts, path, environment, refresh."""
 from __future__ import annotations
 
-import os
 import time
 
 import pytest

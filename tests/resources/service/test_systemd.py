@@ -5,9 +5,11 @@ import os
 
 import pytest
 
+from ccm.apply.runcache import RunCache
 from ccm.model.errors import ProviderError
 from ccm.resources.service import host
-from ccm.resources.service.systemd import SystemdFactory, SystemdProvider, parse_is_active, parse_is_enabled
+from ccm.resources.service.systemd import (PROPERTIES, SystemdFactory, SystemdProvider, parse_is_active,
+                                           parse_is_enabled, parse_show)
 
 from tests.resources.package.replay import FIXTURES, NullLock, ReplayRunner, fixture
 
@@ -15,12 +17,12 @@ ACTIVE = {"active": True, "activating": False, "failed": False, "inactive": Fals
 ENABLED = {"enabled": True, "enabled-runtime": True, "alias": True, "static": True, "indirect": True,
            "generated": True, "transient": True, "linked": False, "linked-runtime": False, "masked": False,
            "masked-runtime": False, "disabled": False}
-SHOW = ["systemctl", "show", "--property=NeedDaemonReload", "nginx"]
 RELOAD = ["systemctl", "daemon-reload"]
 
 
 def test_every_recorded_state_is_covered():
-    recorded = sorted(n for n in os.listdir(os.path.join(FIXTURES, "systemd")) if n.endswith(".txt"))
+    recorded = sorted(n for n in os.listdir(os.path.join(FIXTURES, "systemd"))
+                      if n.endswith(".txt") and not n.startswith("show-"))
     assert recorded == sorted([f"is-active-{w}.txt" for w in ACTIVE] + [f"is-enabled-{w}.txt" for w in ENABLED])
 
 
@@ -36,8 +38,8 @@ def test_is_enabled_states(word):
 
 def test_invalid_outputs_keep_the_raw_text():
     with pytest.raises(ProviderError) as err:
-        parse_is_active("deactivating\n")
-    assert str(err.value) == "invalid systemctl is-active output: deactivating\n"
+        parse_is_active("bogus\n")
+    assert str(err.value) == "invalid systemctl is-active output: bogus\n"
     with pytest.raises(ProviderError) as err:
         parse_is_enabled("nginx", "")
     assert str(err.value) == "invalid systemctl is-enabled output: "
@@ -46,51 +48,97 @@ def test_invalid_outputs_keep_the_raw_text():
     assert str(err.value) == "service nginx not found"
 
 
-def status_runner(active, enabled):
-    runner = ReplayRunner({})
-    runner.on(RELOAD, ("", "", 0))
-    runner.on(SHOW, ("NeedDaemonReload=no\n", "", 0))   # synthesised systemctl show output
-    runner.on(["systemctl", "is-active", "--system", "nginx"], (fixture(f"systemd/is-active-{active}.txt"), "", 3))
-    runner.on(["systemctl", "is-enabled", "--system", "nginx"], (fixture(f"systemd/is-enabled-{enabled}.txt"), "", 0))
-    return runner
+def test_is_enabled_of_an_unknown_unit_says_not_found():
+    # recorded: ../shared/fixtures/recorded-2026-12/systemd/55-is-enabled-not-found.txt
+    with pytest.raises(ProviderError) as err:
+        parse_is_enabled("ccm-no-such-unit", "", 1,
+                         "Failed to get unit file state for ccm-no-such-unit.service: No such file or directory\n")
+    assert str(err.value) == "service ccm-no-such-unit not found"
 
 
-def test_status_and_daemon_reload_once_per_runner():
-    runner = status_runner("active", "enabled-runtime")
+def test_deactivating_and_reloading():
+    assert parse_is_active("deactivating\n") is False and parse_is_active("reloading\n") is True
+
+
+# `systemctl show --property=...` outputs recorded from systemd 252 in systemd-nspawn by
+# tests/resources/service/test_systemd_real.py (CCM_RECORD_FIXTURES=1 make test-systemd).
+def show_argv(*units):
+    return ["systemctl", "show", f"--property={PROPERTIES}"] + list(units)
+
+
+def provider(runner, lock=None):
+    return SystemdProvider(runner, None, lock=lock or NullLock())
+
+
+@pytest.mark.parametrize("name,unit,ensure,enabled", [
+    ("show-active-enabled.txt", "ccm-sleep", "running", True),
+    ("show-inactive-disabled.txt", "ccm-sleep", "stopped", False),
+    ("show-masked.txt", "ccm-vendor", "stopped", False),
+])
+def test_status_from_one_show(name, unit, ensure, enabled):
+    runner = ReplayRunner({}).on(show_argv(unit), (fixture(f"systemd/{name}"), "", 0))
     lock = NullLock()
-    factory = SystemdFactory()
-    st = SystemdProvider(runner, None, lock=lock, reloaded=factory._reloaded).status("nginx")
-    assert st.ensure == "running"
-    assert st.to_dict()["metadata"] == {"name": "nginx", "provider": "systemd", "enabled": True, "running": True}
+    st = provider(runner, lock).status(unit)
+    assert (st.ensure, st.metadata["enabled"]) == (ensure, enabled)
+    assert st.to_dict()["metadata"] == {"name": unit, "provider": "systemd", "enabled": enabled,
+                                        "running": ensure == "running"}
     assert st.to_dict()["protocol"] == "io.choria.ccm.v1.resource.service.state"
-    # a second resource in the same run (a new provider from the same factory, same runner)
-    st2 = SystemdProvider(runner, None, lock=lock, reloaded=factory._reloaded).status("nginx")
-    assert st2.ensure == "running"
-    assert runner.calls == [
-        RELOAD, ["systemctl", "is-active", "--system", "nginx"], ["systemctl", "is-enabled", "--system", "nginx"],
-        SHOW, ["systemctl", "is-active", "--system", "nginx"], ["systemctl", "is-enabled", "--system", "nginx"],
-    ]
-    assert runner.envs == [{}] * 6
-    assert lock.operations == ["systemctl status nginx", "systemctl status nginx"]
+    assert runner.calls == [show_argv(unit)] and runner.envs == [{}]
+    assert lock.operations == [f"systemctl status {unit}"]
 
 
-def test_reload_again_when_systemd_says_the_unit_changed_on_disk():
-    runner = status_runner("inactive", "disabled")
-    runner.responses[tuple(SHOW)] = [("NeedDaemonReload=yes\n", "", 0)]
-    p = SystemdProvider(runner, None, lock=NullLock())
-    p.status("nginx")
-    p.status("nginx")
-    assert runner.calls.count(RELOAD) == 2
-    assert p.status("nginx").ensure == "stopped"
+def test_unknown_unit_is_not_found():
+    runner = ReplayRunner({}).on(show_argv("ccm-no-such-unit"), (fixture("systemd/show-not-found.txt"), "", 0))
+    with pytest.raises(ProviderError) as err:
+        provider(runner).status("ccm-no-such-unit")
+    assert str(err.value) == "service ccm-no-such-unit not found: systemd has no unit ccm-no-such-unit.service"
+    assert runner.calls == [show_argv("ccm-no-such-unit")]
 
 
-def test_a_new_runner_is_a_new_run():
-    factory = SystemdFactory()
-    for _ in range(2):
-        runner = status_runner("failed", "masked")
-        st = SystemdProvider(runner, None, lock=NullLock(), reloaded=factory._reloaded).status("nginx")
-        assert runner.calls[0] == RELOAD
-        assert st.ensure == "stopped" and st.metadata["enabled"] is False
+def test_one_show_for_every_unit_of_the_run_and_template_units():
+    runner = ReplayRunner({})
+    runner.on(show_argv("ccm-static", "ccm-tpl@one"), (fixture("systemd/show-static-and-template.txt"), "", 0))
+    cache = RunCache([("service", "ccm-static"), ("service", "ccm-tpl@one"), ("file", "/etc/x")])
+    states = []
+    for unit in ("ccm-static", "ccm-tpl@one"):
+        p = provider(runner)
+        p.use_run_cache(cache)
+        states.append(p.status(unit))
+    assert [(s.ensure, s.metadata["enabled"]) for s in states] == [("running", True), ("running", True)]
+    assert runner.calls == [show_argv("ccm-static", "ccm-tpl@one")]
+
+
+def test_blocks_that_do_not_line_up_fall_back_to_one_unit():
+    assert parse_show(fixture("systemd/show-static-and-template.txt"), ["ccm-static"]) is None
+    runner = ReplayRunner({})
+    runner.on(show_argv("ccm-sleep", "ccm-other"), (fixture("systemd/show-active-enabled.txt"), "", 0))
+    runner.on(show_argv("ccm-sleep"), (fixture("systemd/show-active-enabled.txt"), "", 0))
+    p = provider(runner)
+    p.use_run_cache(RunCache([("service", "ccm-sleep"), ("service", "ccm-other")]))
+    assert p.status("ccm-sleep").ensure == "running"
+    assert runner.calls == [show_argv("ccm-sleep", "ccm-other"), show_argv("ccm-sleep")]
+
+
+def test_daemon_reload_once_when_units_changed_on_disk():
+    runner = ReplayRunner({})
+    runner.on(show_argv("ccm-sleep", "ccm-other"), (fixture("systemd/show-need-daemon-reload.txt"), "", 0),
+              (fixture("systemd/show-need-daemon-reload-after.txt"), "", 0))
+    runner.on(RELOAD, ("", "", 0))
+    cache = RunCache([("service", "ccm-sleep"), ("service", "ccm-other")])
+    for unit in ("ccm-sleep", "ccm-other"):
+        p = provider(runner)
+        p.use_run_cache(cache)
+        assert p.status(unit).ensure == "running"
+    assert runner.calls == [show_argv("ccm-sleep", "ccm-other"), RELOAD, show_argv("ccm-sleep", "ccm-other")]
+
+
+def test_aliases_and_other_file_states_ask_is_enabled():
+    runner = ReplayRunner({})
+    runner.on(show_argv("ccm-alias"), (fixture("systemd/show-alias-name.txt"), "", 0))
+    runner.on(["systemctl", "is-enabled", "--system", "ccm-alias"], (fixture("systemd/is-enabled-alias.txt"), "", 0))
+    st = provider(runner).status("ccm-alias")
+    assert st.metadata["enabled"] is True
+    assert runner.calls[-1] == ["systemctl", "is-enabled", "--system", "ccm-alias"]
 
 
 @pytest.mark.parametrize("verb", ["start", "stop", "restart", "enable", "disable"])
@@ -105,13 +153,14 @@ def test_actions(verb):
     assert lock.operations == [f"systemctl {verb} nginx"] * 2
 
 
-def test_template_unit_names_pass_through():
-    runner = ReplayRunner({})
-    runner.on(RELOAD, ("", "", 0))
-    runner.on(["systemctl", "is-active", "--system", "getty@tty1"], ("active\n", "", 0))
-    runner.on(["systemctl", "is-enabled", "--system", "getty@tty1"], ("indirect\n", "", 0))
-    st = SystemdProvider(runner, None, lock=NullLock()).status("getty@tty1")
-    assert st.ensure == "running" and st.metadata["enabled"] is True
+def test_actions_drop_the_run_cache():
+    cache = RunCache([("service", "a"), ("service", "b")])
+    cache.load("systemd:show", lambda: {"a": {}})
+    runner = ReplayRunner({}).on(["systemctl", "start", "--system", "a"], ("", "", 0))
+    p = provider(runner)
+    p.use_run_cache(cache)
+    p.start("a")
+    assert cache.load("systemd:show", lambda: "fresh") == "fresh"
 
 
 def test_pid1_detection(tmp_path):

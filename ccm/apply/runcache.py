@@ -1,0 +1,42 @@
+"""The per-run cache behind provider prefetching (``ccm.model.provider.RunCache``).
+
+What: created by the engine for one top-level run, knowing the names of every resource
+of the manifest by type; providers batch their status queries through ``load``. Dropped
+after the run (an agent is long-running: nothing is kept from one run to the next),
+cleared after every resource that changed something, and by providers after their own
+changes. Thread-safe: one lock, held while a loader runs, so a batch is queried once.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+
+from ccm.model.resource import is_templated
+
+
+class RunCache:
+    def __init__(self, names: Iterable[Tuple[str, str]] = ()):
+        by_type: Dict[str, Dict[str, None]] = {}
+        for type_name, name in names:
+            if isinstance(name, str) and name and not is_templated(name):
+                by_type.setdefault(type_name, {})[name] = None
+        self._expected: Dict[str, List[str]] = {t: list(n) for t, n in by_type.items()}
+        self._lock = threading.RLock()
+        self._data: Dict[str, Any] = {}
+
+    @classmethod
+    def for_manifest(cls, manifest: Any) -> "RunCache":
+        return cls((e.props.type_name, e.props.name) for e in manifest.resources)
+
+    def expected(self, type_name: str) -> Sequence[str]:
+        return tuple(self._expected.get(type_name, ()))
+
+    def load(self, key: str, loader: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = loader()
+            return self._data[key]
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._data.clear()

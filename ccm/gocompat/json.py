@@ -1,0 +1,101 @@
+"""JSON text exactly as Go's ``encoding/json`` writes it.
+
+Upstream prints JSON with Go's encoder (``ccm facts``, ``hiera parse``, ``toJSON()``,
+Jet's and Go templates' ``json``/``toJson``), and users diff that output, so ours
+matches: ``<``, ``>``, ``&``, U+2028 and U+2029 escaped; floats in Go's form (``2400``
+for 2400.0, ``1e-7``, ``1e+21``); map keys sorted by their bytes unless the caller keeps
+insertion order; ``json.MarshalIndent`` layout when indented. Standard library only.
+"""
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any, Callable, List, Mapping, Optional
+
+
+def json_float(value: float) -> str:
+    """A float as Go's encoding/json writes it (exponent only outside [1e-6, 1e21))."""
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"json: unsupported value: {'NaN' if math.isnan(value) else ('+Inf' if value > 0 else '-Inf')}")
+    if value == 0:
+        return "0" if math.copysign(1.0, value) > 0 else "-0"
+    if 1e-6 <= abs(value) < 1e21:
+        text = format(Decimal(repr(value)), "f")
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return text
+    mantissa, _, exp = repr(value).partition("e")
+    if mantissa.endswith(".0"):
+        mantissa = mantissa[:-2]
+    sign = "-" if exp.startswith("-") else "+"
+    return f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
+
+
+def string(text: str) -> str:
+    out = json.dumps(text, ensure_ascii=False)
+    return (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def dumps(value: Any, *, indent: Optional[int] = None, sort_keys: bool = True,
+          key: Callable[[Any], str] = str, default: Optional[Callable[[Any], Any]] = None) -> str:
+    """Encode ``value``. ``indent`` spaces per level (None: compact ``json.Marshal``).
+
+    ``key`` turns map keys into strings; ``default`` converts values of other types into
+    something encodable (raise to refuse them). Unsupported values raise ``ValueError``.
+    """
+    out: List[str] = []
+    _encode(value, out, 0, indent, sort_keys, key, default)
+    return "".join(out)
+
+
+def _encode(value: Any, out: List[str], level: int, indent: Optional[int], sort_keys: bool,
+            key: Callable[[Any], str], default: Optional[Callable[[Any], Any]]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        out.append(json_float(value))
+    elif isinstance(value, str):
+        out.append(string(value))
+    elif isinstance(value, Mapping):
+        items = [(key(k), v) for k, v in value.items()]
+        if sort_keys:
+            items.sort(key=lambda kv: kv[0].encode("utf-8"))
+        _container("{", "}", items, out, level, indent, sort_keys, key, default)
+    elif isinstance(value, (list, tuple)):
+        _container("[", "]", [(None, v) for v in value], out, level, indent, sort_keys, key, default)
+    elif default is not None:
+        converted = default(value)
+        if type(converted) is type(value):
+            raise ValueError(f"json: unsupported type: {type(value).__name__}")
+        _encode(converted, out, level, indent, sort_keys, key, default)
+    else:
+        raise ValueError(f"json: unsupported type: {type(value).__name__}")
+
+
+def _container(open_: str, close: str, items: List[Any], out: List[str], level: int,
+               indent: Optional[int], sort_keys: bool, key: Callable[[Any], str],
+               default: Optional[Callable[[Any], Any]]) -> None:
+    if not items:
+        out.append(open_ + close)
+        return
+    out.append(open_)
+    pad = None if indent is None else "\n" + " " * (indent * (level + 1))
+    for i, (k, v) in enumerate(items):
+        if i:
+            out.append(",")
+        if pad is not None:
+            out.append(pad)
+        if k is not None:
+            out.append(string(k) + (": " if indent is not None else ":"))
+        _encode(v, out, level + 1, indent, sort_keys, key, default)
+    if indent is not None:
+        out.append("\n" + " " * (indent * level))
+    out.append(close)

@@ -1,0 +1,33 @@
+"""Go ``text/template`` renderer (the subset the scaffold ``go`` engine needs).
+
+What: ``render_go(source, dot, ...)`` renders a Go text/template to text.
+
+Guarantees: Go's semantics where they decide output: truthiness, ``eq``/``lt``
+typing rules, ``and``/``or`` returning an operand (short-circuit), pipelines
+passing the value as the *last* argument, ``range`` over lists, maps (sorted
+keys) and integers, ``<no value>`` for a missing map key or nil, values printed
+as ``fmt.Sprint`` (``go_sprint``), ``printf`` verbs with Go's ``%!v(...)``
+complaints. Field access works on plain dicts (upstream's reflection-wrapped
+maps cannot be traversed; ours can, as the spec asks) and on object attributes.
+
+Supported: text, comments ``{{/* */}}``, trim markers ``{{- `` / `` -}}``,
+custom delimiters, ``.``, ``.a.b``, ``$``, ``$x.a``, ``(pipe).a``, literals,
+``$x :=`` / ``$x =`` / ``range $i, $v :=``, ``if``/``else if``/``else``,
+``with``/``else with``/``else``, ``range``/``else``/``break``/``continue``,
+``define``/``template``/``block``, builtins ``and or not eq ne lt le gt ge len
+index slice print printf println html js urlquery call``, and a few Sprig
+helpers (``default empty coalesce ternary upper lower title trim trimPrefix
+trimSuffix trimAll quote squote join splitList contains hasPrefix hasSuffix
+replace repeat indent nindent toJson toPrettyJson toString list dict add sub
+mul div mod add1 keys sortAlpha first last b64enc b64dec``).
+
+Not: complex numbers, ``%#v``/``%T`` on arbitrary objects, Sprig's date and
+crypto families, ``missingkey`` options, HTML escaping (html/template).
+"""
+from __future__ import annotations
+
+from ccm.gocompat.fmt import go_sprintf
+from ccm.templates.gotmpl.exec import render_go
+from ccm.templates.gotmpl.values import GoTemplateError
+
+__all__ = ["GoTemplateError", "go_sprintf", "render_go"]

@@ -1,0 +1,73 @@
+"""One rule for where commands are found: provider selection and the runner agree.
+
+A wrapper directory put in front of ccm's PATH is seen by ``is_manageable`` and run by
+the runner; relative PATH entries are ignored by both; a caller's own ``path`` is used
+exactly; the child's environment keeps the fixed ``PATH``.
+"""
+from __future__ import annotations
+
+import os
+
+from ccm.model.runner import BASE_PATH, command_search_path, find_command
+from ccm.resources.package.apt import AptFactory
+from ccm.resources.package.dnf import DnfFactory
+from ccm.resources.service import host
+from ccm.runner import SubprocessRunner
+
+FACTS = {"host": {"info": {"platformFamily": "rhel"}}}
+
+
+def wrapper_dir(tmp_path, *tools):
+    d = tmp_path / "wrappers"
+    d.mkdir()
+    for tool in tools:
+        f = d / tool
+        f.write_text(f'#!/bin/sh\necho "wrapper {tool} $*"\necho "child PATH=$PATH"\n')
+        f.chmod(0o755)
+    return str(d)
+
+
+def test_wrapper_on_ccm_path_is_seen_by_selection_and_run_by_the_runner(tmp_path, monkeypatch):
+    d = wrapper_dir(tmp_path, "dnf", "rpm")
+    monkeypatch.setenv("PATH", d + ":/usr/bin:/bin")
+    assert tuple(DnfFactory().is_manageable(FACTS, None)) == (True, 1)
+    res = SubprocessRunner().run(["dnf", "-q", "check-update"])
+    assert res.exit_code == 0 and res.error is None
+    assert res.stdout == f"wrapper dnf -q check-update\nchild PATH={BASE_PATH}\n"
+
+
+def test_without_the_wrapper_both_say_not_found(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    name = "ccm-no-such-tool-xyz"
+    assert find_command(name) is None and host.which(name) is None
+    res = SubprocessRunner().run([name])
+    assert res.error == f'exec: "{name}": executable file not found in $PATH'
+
+
+def test_relative_path_entries_are_ignored_by_both(tmp_path, monkeypatch):
+    d = wrapper_dir(tmp_path, "apt-get", "apt-cache", "apt-mark", "dpkg-query", "ccm-only-here")
+    monkeypatch.chdir(d)
+    monkeypatch.setenv("PATH", ".:wrappers::" + str(tmp_path / "none"))
+    assert "." not in command_search_path().split(":")
+    assert command_search_path().split(":") == [str(tmp_path / "none")] + BASE_PATH.split(":")
+    assert find_command("ccm-only-here") is None
+    assert SubprocessRunner().run(["ccm-only-here"]).error is not None
+    # the real dpkg tools, if any, are in BASE_PATH; the wrappers in "." are not used
+    if find_command("dpkg-query"):
+        assert os.path.dirname(find_command("dpkg-query") or "") != d
+    else:
+        assert tuple(AptFactory().is_manageable(FACTS, None))[0] is False
+
+
+def test_a_callers_own_path_is_used_exactly(tmp_path, monkeypatch):
+    d = wrapper_dir(tmp_path, "ccm-tool")
+    monkeypatch.setenv("PATH", d)
+    runner = SubprocessRunner()
+    assert runner.run(["ccm-tool"]).stdout.startswith("wrapper ccm-tool")
+    # exec's `path` (and an env PATH) replace the search path: ccm's own PATH is not used
+    assert runner.run(["ccm-tool"], path="/usr/bin:/bin").error is not None
+    assert runner.run(["ccm-tool"], env={"PATH": "/usr/bin"}).error is not None
+    own = runner.run(["ccm-tool", "x"], path=d + ":/usr/bin:/bin")
+    assert own.stdout == f"wrapper ccm-tool x\nchild PATH={d}:/usr/bin:/bin\n"

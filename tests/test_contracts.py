@@ -1,0 +1,126 @@
+"""The contracts are true: every registered provider satisfies its type's capability
+protocol, and the real Manager satisfies ccm.model.manager.RunManager.
+
+Checked twice: by mypy (``make typecheck`` includes this file, so the typed functions
+below fail to type-check when a provider drifts from its protocol) and at run time
+(every member the protocol declares exists with the same parameters).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from ccm.manager import Manager
+from ccm.model.manager import RunManager
+from ccm.registry import default_registry
+from ccm.resources.apply.ccmmanifest import ManifestProvider
+from ccm.resources.apply.logic import ApplyProvider
+from ccm.resources.archive.http import HttpArchiveProvider
+from ccm.resources.archive.logic import ArchiveProvider
+from ccm.resources.exec.logic import ExecProvider
+from ccm.resources.exec.providers import PosixExecProvider, ShellExecProvider
+from ccm.resources.file.logic import FileProvider
+from ccm.resources.file.posix import PosixFileProvider
+from ccm.resources.package.apt import AptProvider
+from ccm.resources.package.dnf import DnfProvider
+from ccm.resources.package.logic import PackageProvider
+from ccm.resources.scaffold.choria import ChoriaScaffoldProvider
+from ccm.resources.scaffold.logic import ScaffoldProvider
+from ccm.resources.service.logic import ServiceProvider
+from ccm.resources.service.systemd import SystemdProvider
+from ccm.resources.service.sysv import SysvProvider
+
+
+# --- static: mypy proves each assignment -------------------------------------------------
+
+def _static_package(a: AptProvider, d: DnfProvider) -> List[PackageProvider]:
+    return [a, d]
+
+
+def _static_service(s: SystemdProvider, v: SysvProvider) -> List[ServiceProvider]:
+    return [s, v]
+
+
+def _static_file(p: PosixFileProvider) -> FileProvider:
+    return p
+
+
+def _static_exec(p: PosixExecProvider, s: ShellExecProvider) -> List[ExecProvider]:
+    return [p, s]
+
+
+def _static_archive(h: HttpArchiveProvider) -> ArchiveProvider:
+    return h
+
+
+def _static_scaffold(c: ChoriaScaffoldProvider) -> ScaffoldProvider:
+    return c
+
+
+def _static_apply(m: ManifestProvider) -> ApplyProvider:
+    return m
+
+
+def _static_manager(m: Manager) -> RunManager:
+    return m
+
+
+# --- at run time -----------------------------------------------------------------------------
+
+PROTOCOLS: Dict[str, Any] = {
+    "package": PackageProvider, "service": ServiceProvider, "file": FileProvider, "exec": ExecProvider,
+    "archive": ArchiveProvider, "scaffold": ScaffoldProvider, "apply": ApplyProvider,
+}
+
+
+def _members(proto: Any) -> Tuple[List[str], Dict[str, Any]]:
+    attrs = [a for a in getattr(proto, "__annotations__", {})]
+    methods = {n: f for n, f in vars(proto).items() if callable(f) and not n.startswith("_")}
+    return attrs, methods
+
+
+def _provider_classes(type_name: str) -> List[type]:
+    out = []
+    for factory in default_registry().factories(type_name):
+        made = factory.new(None, None)
+        out.append(type(made))
+    return out
+
+
+def test_every_type_has_a_protocol():
+    assert sorted(PROTOCOLS) == default_registry().type_names()
+
+
+@pytest.mark.parametrize("type_name", sorted(PROTOCOLS))
+def test_providers_satisfy_their_protocol(type_name):
+    proto = PROTOCOLS[type_name]
+    attrs, methods = _members(proto)
+    assert methods, f"{proto.__name__} declares no methods"
+    for cls in _provider_classes(type_name):
+        for a in attrs:
+            assert hasattr(cls, a), f"{cls.__name__} lacks {a} ({proto.__name__})"
+        for name, fn in methods.items():
+            impl = getattr(cls, name, None)
+            assert callable(impl), f"{cls.__name__} lacks {name}() ({proto.__name__})"
+            want = list(inspect.signature(fn).parameters)
+            have = list(inspect.signature(impl).parameters)
+            assert have[:len(want)] == want, f"{cls.__name__}.{name}{have} != {proto.__name__}.{name}{want}"
+
+
+@pytest.mark.parametrize("type_name", sorted(PROTOCOLS))
+def test_type_logic_names_a_class_and_uses_its_protocol(type_name):
+    spec = default_registry().spec(type_name)
+    module, _, cls = spec.logic.partition(":")
+    logic_cls = getattr(importlib.import_module(module), cls)
+    bases = [b for b in getattr(logic_cls, "__orig_bases__", ())]
+    assert any(getattr(b, "__args__", (None,))[0] is PROTOCOLS[type_name] for b in bases), bases
+
+
+def test_manager_has_every_run_manager_member():
+    m = Manager(environ={}, facts={})
+    attrs, methods = _members(RunManager)
+    for name in list(attrs) + list(methods) + ["registry", "session", "metrics"]:
+        assert hasattr(m, name), name

@@ -1,0 +1,35 @@
+"""ccm.gocompat: the one place Go's fmt/strconv/json/time rules live."""
+from __future__ import annotations
+
+import pytest
+
+from ccm.gocompat.fmt import go_sprintf
+from ccm.gocompat.strconv import quote, quote_rune
+from ccm.model.errors import ValidationError
+
+
+@pytest.mark.parametrize("text, want", [
+    ("\a\v", '"\\a\\v"'),            # strconv.Quote names these (the old error-message quoter wrote \x07 \x0b)
+    ("\b\f\n\r\t", '"\\b\\f\\n\\r\\t"'),
+    ('say "hi" \\ ok', '"say \\"hi\\" \\\\ ok"'),
+    ("\x00\x1b\x7f", '"\\x00\\x1b\\x7f"'),
+    ("héllo ☃", '"héllo ☃"'),
+    ("\u200b", '"\\u200b"'),
+])
+def test_quote_is_go_strconv_quote(text, want):
+    assert quote(text) == want
+    assert go_sprintf("%q", text) == want
+
+
+def test_quote_ascii_and_runes():
+    assert quote("é", ascii_only=True) == '"\\u00e9"'
+    assert go_sprintf("%+q", "é") == '"\\u00e9"'
+    assert quote_rune(ord("'")) == "'\\''" and quote_rune(7) == "'\\a'"
+
+
+def test_error_messages_quote_like_go():
+    from ccm.resources.package import check_name
+
+    with pytest.raises(ValidationError) as err:
+        check_name("bad\vname;")
+    assert '"bad\\vname;"' in str(err.value)
