@@ -31,6 +31,7 @@ from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.lazy import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
+from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandRunner
 
@@ -126,7 +127,6 @@ class Manager:
         self.session: "SessionStore" = open_store(session_dir)
         self.session.listeners.append(self.metrics.record_event)
         self._facts_cache = FactsCache(facts, extra_facts or {}, self.metrics)
-        self._lazy_facts: Mapping[str, Any] = LazyMapping(self.facts)
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
         self.external_data: Dict[str, Any] = {}
@@ -136,7 +136,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
-        self.run_cache: Any = None    # the current run's RunCache (ccm.apply.runcache), else None
+        self.run_cache: Optional[RunCache] = None   # the current run's cache (ccm.apply.runcache), else None
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,
@@ -161,8 +161,9 @@ class Manager:
         return self._facts_cache.get()
 
     def facts_view(self) -> Mapping[str, Any]:
-        """The facts, gathered only when something reads them."""
-        return self._lazy_facts
+        """The facts, gathered only when something reads them (a new view per call, so a
+        view taken after ``refresh_facts`` sees the fresh facts)."""
+        return LazyMapping(self.facts)
 
     def set_facts(self, facts: Dict[str, Any]) -> None:
         self._facts_cache.set(facts)

@@ -5,8 +5,10 @@ module exposes ``TYPE``, a ``TypeSpec``. Providers are registered per type by na
 (duplicates rejected) and selected by asking every factory ``is_manageable`` and taking
 the lowest priority number; ties go to the first registered.
 
-This is the only module-level mutable state in ccm; it is guarded by a lock and tests
-can ``reset()`` it.
+The default registry is process-wide (guarded by a lock; tests can ``reset()`` it). The
+other process-wide state is as explicit: the owner/group lookup cache
+(``ccm.resources.ownership``, cleared when a run starts) and the directory store's
+ordering clock (``ccm.session.directory``), both locked.
 """
 from __future__ import annotations
 
@@ -39,8 +41,15 @@ class TypeSpec:
     prepare: Optional[Callable[[Dict[str, Any]], None]] = None   # defaults applied before validation
     supports_status: bool = True
     status_unsupported_message: str = ""
+    # How the schema check sees still-templated fields: "keep" (as written) or "env" (K=V
+    # entries); other fields' templates become placeholders (ccm.apply.schema).
     deferred_placeholders: Dict[str, str] = field(default_factory=dict)
     status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
+    # `ccm ensure <type>`: help text (empty: no subcommand), aliases, and "module:NAME" of
+    # the ccm.cli.ensure_cmd.EnsureFlags that turns the subcommand's flags into properties.
+    cli_help: str = ""
+    cli_aliases: Tuple[str, ...] = ()
+    cli_flags: str = ""
 
     def new_logic(self) -> TypeLogic[Any]:
         cls = _import(self.logic)
@@ -75,6 +84,10 @@ class Registry:
 
     def type_names(self) -> List[str]:
         return sorted(self._type_paths)
+
+    def types_in_order(self) -> List[str]:
+        """Type names in declaration order (``BUILTIN_TYPES``, then registered ones)."""
+        return list(self._type_paths)
 
     def has_type(self, name: str) -> bool:
         return name in self._type_paths

@@ -33,3 +33,13 @@ def test_error_messages_quote_like_go():
     with pytest.raises(ValidationError) as err:
         check_name("bad\vname;")
     assert '"bad\\vname;"' in str(err.value)
+
+
+def test_old_module_names_are_aliases_of_gocompat():
+    from ccm import gojson
+    from ccm.expr import gotime
+    from ccm.gocompat import fmt, json, strconv, time
+    from ccm.templates import gofmt
+
+    assert gojson.dumps is json.dumps and gotime.GoTime is time.GoTime
+    assert gofmt.go_sprint is fmt.go_sprint and gofmt.decode_go_escapes is strconv.decode_go_escapes

@@ -4,6 +4,9 @@
   resource's properties, templates, type rules, schema — before anything runs, so bad
   input changes nothing on disk.
 * ``execute`` runs the resources in declaration order, recording one event each.
+
+Callers go through the manager (``Manager.load``, ``Manager.execute``, ``Manager.apply``);
+the engine sees a manager only as ``ccm.model.manager.RunManager``.
 """
 from __future__ import annotations
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import List, Optional
 
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.model.manager import RunManager, UserLog
 from ccm.report import log_event
 from ccm.resources import base
 
@@ -32,8 +33,8 @@ class ExecutionResult:
         return any(e.changed for e in self.events)
 
 
-def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
-            user_log: Any = None) -> ExecutionResult:
+def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
+            user_log: Optional[UserLog] = None) -> ExecutionResult:
     if manager.noop and health_check_only:
         raise CCMError("cannot set healthcheck only and noop mode at the same time")
     if manager.depth >= MAX_DEPTH:
@@ -51,7 +52,7 @@ def execute(manager: Any, manifest: Manifest, *, health_check_only: bool = False
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
-    saved_cache = getattr(manager, "run_cache", None)
+    saved_cache = manager.run_cache
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
     if not nested:   # prefetching providers batch their status queries through it

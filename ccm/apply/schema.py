@@ -71,13 +71,17 @@ def _placeholders(value: Any, env_entries: bool = False) -> Any:
     return value
 
 
-def _resource_doc(type_name: str, props: Mapping[str, Any]) -> Dict[str, Any]:
+def _resource_doc(spec: Any, props: Mapping[str, Any]) -> Dict[str, Any]:
+    """A resource as the schema sees it: still-templated strings become placeholders,
+    except where the type's ``deferred_placeholders`` says otherwise ("keep": the value
+    as written; "env": ``K=V`` entries)."""
     out: Dict[str, Any] = {}
     for k, v in props.items():
-        if k in _NOT_TEMPLATED or (type_name == "scaffold" and k == "data"):
+        mode = spec.deferred_placeholders.get(k, "")
+        if k in _NOT_TEMPLATED or mode == "keep":
             out[k] = v
         else:
-            out[k] = _placeholders(v, env_entries=(type_name == "exec" and k == "environment"))
+            out[k] = _placeholders(v, env_entries=mode == "env")
     return out
 
 
@@ -97,7 +101,7 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
         seen: Dict[str, Any] = {}
         docs = []
         for e in entries:
-            doc = _resource_doc(e.props.type_name, e.props.to_dict())
+            doc = _resource_doc(e.spec, e.props.to_dict())
             key = _shape_key(e.props.type_name, doc)
             if key not in seen:
                 seen[key] = e

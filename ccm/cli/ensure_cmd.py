@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.cli.common import ArgumentParser, to_json
@@ -173,24 +174,35 @@ def _exec_props(args: argparse.Namespace) -> Dict[str, Any]:
     return props
 
 
-def _extra(name: str) -> Callable[..., Any]:
-    """Flags of the archive and scaffold subcommands live in ccm.cli.ensure_extra."""
-    def call(*a: Any) -> Any:
-        import importlib
+@dataclass(frozen=True)
+class EnsureFlags:
+    """A ``ccm ensure <type>`` subcommand's flags (``TypeSpec.cli_flags`` names one)."""
 
-        return getattr(importlib.import_module("ccm.cli.ensure_extra"), name)(*a)
-    return call
+    add_args: Callable[[argparse.ArgumentParser], None]
+    to_props: Callable[[argparse.Namespace], Dict[str, Any]]
 
 
-# type -> (aliases, add_args, to_props, help)
-SUBCOMMANDS: Dict[str, Tuple[Tuple[str, ...], Callable[..., Any], Callable[..., Any], str]] = {
-    "package": (("pkg",), _package_args, _package_props, "Manage a package"),
-    "service": (("svc",), _service_args, _service_props, "Manage a service"),
-    "file": ((), _file_args, _file_props, "Manage a file or directory"),
-    "exec": ((), _exec_args, _exec_props, "Run a command"),
-    "archive": ((), _extra("add_archive_args"), _extra("archive_properties"), "Download and extract an archive"),
-    "scaffold": ((), _extra("add_scaffold_args"), _extra("scaffold_properties"), "Render a template directory"),
-}
+PACKAGE = EnsureFlags(_package_args, _package_props)
+SERVICE = EnsureFlags(_service_args, _service_props)
+FILE = EnsureFlags(_file_args, _file_props)
+EXEC = EnsureFlags(_exec_args, _exec_props)
+
+
+def _subcommands() -> List[Tuple[str, Any]]:
+    """(type name, TypeSpec) of every type with an ensure subcommand, in declaration order."""
+    from ccm.registry import default_registry
+
+    registry = default_registry()
+    specs = [(name, registry.spec(name)) for name in registry.types_in_order()]
+    return [(name, spec) for name, spec in specs if spec.cli_help]
+
+
+def _flags(spec: Any) -> EnsureFlags:
+    import importlib
+
+    module, _, attr = spec.cli_flags.partition(":")
+    flags: EnsureFlags = getattr(importlib.import_module(module), attr)
+    return flags
 
 
 EXAMPLES = """\
@@ -209,12 +221,12 @@ def parser(selected: Optional[str] = None) -> ArgumentParser:
     p = ArgumentParser(prog="ccm ensure", description="Manage a single resource", epilog=EXAMPLES)
     _parent_flags(p)
     sub = p.add_subparsers(dest="type", metavar="<type>", parser_class=ArgumentParser)
-    for type_name, (aliases, add_args, _props, help_text) in SUBCOMMANDS.items():
-        sp = sub.add_parser(type_name, aliases=list(aliases), help=help_text)
+    for type_name, spec in _subcommands():
+        sp = sub.add_parser(type_name, aliases=list(spec.cli_aliases), help=spec.cli_help)
         if selected != type_name:
             continue
         _parent_flags_defaults(sp)
-        add_args(sp)
+        _flags(spec).add_args(sp)
         _common_flags(sp)
     api = sub.add_parser("api", help="JSON/YAML request and response on stdin/stdout")
     _parent_flags_defaults(api)
@@ -239,7 +251,19 @@ def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("-R", "--registration", default=argparse.SUPPRESS, help="registration stream (default: REGISTRATION)")
 
 
-_CANONICAL = {alias: name for name, (aliases, *_rest) in SUBCOMMANDS.items() for alias in aliases}
+def default_spec(type_name: str) -> Any:
+    from ccm.registry import default_registry
+
+    return default_registry().spec(type_name)
+
+
+def _canonical() -> Dict[str, str]:
+    """Every subcommand name and alias -> its type name."""
+    out: Dict[str, str] = {}
+    for name, spec in _subcommands():
+        out[name] = name
+        out.update({alias: name for alias in spec.cli_aliases})
+    return out
 
 
 def _session_dir(args: argparse.Namespace) -> Optional[str]:
@@ -268,10 +292,10 @@ def _load_hiera(manager: Any, source: Optional[str]) -> None:
 
 
 def _selected(argv: List[str]) -> Optional[str]:
-    names = set(SUBCOMMANDS) | set(_CANONICAL)
+    names = _canonical()
     for word in argv:
         if word in names:
-            return _CANONICAL.get(word, word)
+            return names[word]
     return None
 
 
@@ -281,11 +305,11 @@ def run(argv: List[str]) -> int:
         raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
     if args.type == "api":
         return run_pipe(args)
-    type_name = _CANONICAL.get(args.type, args.type)
+    type_name = _canonical().get(args.type, args.type)
     session_dir = _session_dir(args)
     if args.require and not session_dir:
         raise UsageError("session store should be set when using requires")
-    raw = SUBCOMMANDS[type_name][2](args)
+    raw = _flags(default_spec(type_name)).to_props(args)
     raw.update(_common_props(args))
     manager = _manager(args)
     event = manager.ensure(type_name, raw)

@@ -1,7 +1,8 @@
 """Flags of ``ccm ensure archive`` and ``ccm ensure scaffold`` (cli.md), as raw property maps.
 
-Wired into ``ccm.cli.ensure_cmd.SUBCOMMANDS``; like the other subcommands these only
-turn flags into properties: validation happens in the type, as for a manifest.
+Named by the types' ``TypeSpec.cli_flags`` (``ARCHIVE``, ``SCAFFOLD``); like the other
+subcommands these only turn flags into properties: validation happens in the type, as
+for a manifest.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import argparse
 import os
 from typing import Any, Dict, List
 
+from ccm.cli.ensure_cmd import EnsureFlags
 from ccm.cli.setup import current_owner
 from ccm.model.errors import UsageError, ValidationError
 
@@ -118,3 +120,7 @@ def scaffold_properties(args: argparse.Namespace) -> Dict[str, Any]:
     if post:
         props["post"] = post
     return props
+
+
+ARCHIVE = EnsureFlags(add_archive_args, archive_properties)
+SCAFFOLD = EnsureFlags(add_scaffold_args, scaffold_properties)

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.events import CRITICAL, OK, STATUS_NAMES, UNKNOWN, HealthCheckResult
+
+if TYPE_CHECKING:
+    from ccm.model.manager import RunManager
 
 __all__ = ["run_checks", "run_check", "CheckSpec"]
 
@@ -48,7 +51,7 @@ def _has_template(value: Any) -> bool:
 class _Renderer:
     """Renders check text through ccm's templates; the environment is built on first use."""
 
-    def __init__(self, manager: Any):
+    def __init__(self, manager: "RunManager"):
         self._manager = manager
         self._env: Optional[Mapping[str, Any]] = None
 
@@ -73,9 +76,8 @@ class _Renderer:
             return value
         from ccm import templates
 
-        render = getattr(templates, "render_typed", None) or templates.render_string
         try:
-            return render(value, self.env)
+            return templates.render_typed(value, self.env)
         except Exception as exc:
             raise CheckError(f"rendering {where}: {exc}") from None
 
@@ -133,7 +135,7 @@ class _Outcome:
     report: Any = None              # GossReport for goss
 
 
-def _nagios_attempt(manager: Any, spec: CheckSpec) -> _Outcome:
+def _nagios_attempt(manager: "RunManager", spec: CheckSpec) -> _Outcome:
     from ccm.healthcheck import nagios
 
     att = nagios.run_once(manager.runner, spec.command, spec.timeout_s)
@@ -156,7 +158,7 @@ def _goss_rules(spec: CheckSpec, renderer: _Renderer) -> Dict[str, Any]:
         raise CheckError(str(exc)) from None
 
 
-def _goss_attempt(manager: Any, spec: CheckSpec, rules: Dict[str, Any]) -> _Outcome:
+def _goss_attempt(manager: "RunManager", spec: CheckSpec, rules: Dict[str, Any]) -> _Outcome:
     from ccm.healthcheck.goss.evaluate import GossContext, evaluate
 
     ctx = GossContext(runner=manager.runner,
@@ -172,7 +174,7 @@ def _goss_attempt(manager: Any, spec: CheckSpec, rules: Dict[str, Any]) -> _Outc
 
 # --- the check loop -------------------------------------------------------------------------
 
-def run_check(manager: Any, props: Any, check: Mapping[str, Any], user_log: Any,
+def run_check(manager: "RunManager", props: Any, check: Mapping[str, Any], user_log: Any,
               sleep: Callable[[float], None] = time.sleep) -> Tuple[HealthCheckResult, Optional[str]]:
     """Run one check with its retries. Returns its result and the event error (if any)."""
     from ccm.model.durations import go_duration
@@ -255,7 +257,7 @@ def _log_goss(log: Any, report: Any, final: bool) -> None:
         log.debug("Health check passed", result=report.summary, msg=report.summary)
 
 
-def run_checks(manager: Any, props: Any, checks: List[Mapping[str, Any]],
+def run_checks(manager: "RunManager", props: Any, checks: List[Mapping[str, Any]],
                user_log: Any) -> Tuple[List[HealthCheckResult], List[str]]:
     """Run every check in order; one result per check, one error per non-OK check."""
     results: List[HealthCheckResult] = []

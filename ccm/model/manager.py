@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
+from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 
 
@@ -90,6 +91,7 @@ class RunManager(NestedApply, Protocol):
     apply_chain: List[str]
     user_log: UserLog
     runner: CommandRunner
+    run_cache: Optional[RunCache]   # the current top-level run's prefetch cache, else None
 
     @property
     def registry(self) -> ProviderSelector: ...

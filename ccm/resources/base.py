@@ -46,7 +46,7 @@ def _control_allows(props: Properties, env: Any) -> bool:
 def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     factory = manager.registry.select(props.type_name, manager.facts_view(), props)
     provider = factory.new(manager.runner, manager.user_log)
-    cache = getattr(manager, "run_cache", None)   # optional capability: prefetching providers
+    cache = manager.run_cache   # optional provider capability: prefetching
     if cache is not None and hasattr(provider, "use_run_cache"):
         provider.use_run_cache(cache)
     return factory, provider

@@ -94,8 +94,11 @@ def test_refresh_facts_regathers_for_the_whole_family(monkeypatch):
     m = Manager(environ={})
     kid = m.child()
     assert m.facts() == {"n": 1} and kid.facts() == {"n": 1}
+    view = m.facts_view()
+    assert view["n"] == 1
     kid.refresh_facts()
     assert m.facts() == {"n": 2} and len(calls) == 2
+    assert m.facts_view()["n"] == 2
     given = Manager(environ={}, facts={"fixed": True})
     given.refresh_facts()
     assert given.facts() == {"fixed": True}

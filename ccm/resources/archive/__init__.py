@@ -130,4 +130,6 @@ TYPE = TypeSpec(
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),
+    cli_help="Download and extract an archive",
+    cli_flags="ccm.cli.ensure_extra:ARCHIVE",
 )

@@ -82,7 +82,10 @@ TYPE = TypeSpec(
     validate=validate,
     default_ensure="present",
     supports_status=False,
+    deferred_placeholders={"environment": "env"},
     status_unsupported_message=(
         "Status for 'exec' and 'archive' resources is not supported yet due to them relying heavily on "
         "specific properties and may require additional context for accurate status determination."),
+    cli_help="Run a command",
+    cli_flags="ccm.cli.ensure_cmd:EXEC",
 )

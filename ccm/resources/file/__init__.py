@@ -52,4 +52,6 @@ TYPE = TypeSpec(
     providers={"posix": "ccm.resources.file.posix:PosixFactory"},
     validate=validate,
     status_name=os.path.abspath,
+    cli_help="Manage a file or directory",
+    cli_flags="ccm.cli.ensure_cmd:FILE",
 )

@@ -53,4 +53,7 @@ TYPE = TypeSpec(
         "dnf": "ccm.resources.package.dnf:DnfFactory",
     },
     validate=validate,
+    cli_help="Manage a package",
+    cli_aliases=("pkg",),
+    cli_flags="ccm.cli.ensure_cmd:PACKAGE",
 )

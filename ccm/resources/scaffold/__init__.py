@@ -68,4 +68,7 @@ TYPE = TypeSpec(
     validate=validate,
     prepare=prepare,
     supports_status=False,   # `ccm status scaffold` -> "unsupported resource type"
+    deferred_placeholders={"data": "keep"},
+    cli_help="Render a template directory",
+    cli_flags="ccm.cli.ensure_extra:SCAFFOLD",
 )

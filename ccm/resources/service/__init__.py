@@ -61,4 +61,7 @@ TYPE = TypeSpec(
     },
     validate=validate,
     default_ensure="running",
+    cli_help="Manage a service",
+    cli_aliases=("svc",),
+    cli_flags="ccm.cli.ensure_cmd:SERVICE",
 )
