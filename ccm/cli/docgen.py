@@ -110,9 +110,10 @@ def _global_flags() -> List[Tuple[str, str, Tuple[str, ...], bool]]:
 
 
 def resource_types() -> List[str]:
-    from ccm.cli.ensure_cmd import SUBCOMMANDS
+    """Every registered resource type, in declaration order (``status`` completes these)."""
+    from ccm.registry import default_registry
 
-    return list(SUBCOMMANDS)
+    return list(default_registry().types_in_order())
 
 
 # --- man page ----------------------------------------------------------------------------

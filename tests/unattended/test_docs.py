@@ -123,7 +123,7 @@ BASH_CASES = [
     ("ccm apply --color ", {"auto", "always", "never"}),
     ("ccm apply --publish-registrations ", {"nats", "jetstream"}),
     ("ccm apply --qu", {"--quiet"}),
-    ("ccm status ", {"package", "service", "file", "exec", "archive", "scaffold"}),
+    ("ccm status ", {"package", "service", "file", "exec", "archive", "scaffold", "apply"}),  # every type
     ("ccm hiera ", {"parse", "facts"}),
     ("ccm session ", {"new", "report"}),
     ("ccm ensure scaffold /tmp/x --engine ", {"go", "jet"}),
