@@ -231,3 +231,23 @@ def test_a_new_command_appears_without_touching_the_generators(tmp_path, monkeyp
     assert _bash_complete(script, "ccm wid") == {"widget"}
     assert _bash_complete(script, "ccm widget spin --speed ") == {"slow", "fast"}
     assert "widget spin" in docgen.render("zsh")
+
+
+@pytest.mark.parametrize("command", ["apply", "ensure"])
+def test_help_examples_parse(command):
+    """Each example line of the epilog is accepted by the command's parser (nothing runs)."""
+    import importlib
+    import shlex
+
+    from ccm.cli.main import COMMANDS, split_globals
+
+    module = importlib.import_module(COMMANDS[command][0])
+    examples = [line.split("  ")[1] if line.startswith("  ") else "" for line in module.EXAMPLES.splitlines()]
+    argvs = [shlex.split(e.split(";")[0]) for e in examples if e.startswith(f"ccm {command} ")]
+    assert len(argvs) >= 4
+    for argv in argvs:
+        _flags, rest = split_globals(argv[2:])
+        selected = rest[0] if command == "ensure" else None
+        build = module.parser
+        parser = build(selected) if selected else build()
+        parser.parse_args([a.replace("...", "") if a.endswith("...") else a for a in rest])
