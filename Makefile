@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd bench clean lint typecheck doc-tools
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck doc-tools
 
 all: pyz
 
@@ -67,6 +67,11 @@ test-apt: $(STAMP)
 
 test-sysv: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m sysv tests
+
+# A real 3-node JetStream cluster on loopback with a node SIGKILLed mid-run, plus
+# single-server faults (about a minute and a half).
+test-nats-cluster: $(STAMP)
+	$(VPY) -m pytest -q -p no:xdist -m nats_cluster tests/nats
 
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz

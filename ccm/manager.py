@@ -130,9 +130,12 @@ class Manager:
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
         self.external_data: Dict[str, Any] = {}
-        self.template_functions = dict(template_functions or {})
+        from ccm.nats.functions import template_functions as nats_functions
+
+        self.template_functions = {**nats_functions(self), **dict(template_functions or {})}
         self.nats_context = nats_context
         self.registration_stream = registration_stream
+        self._nats: List[Any] = []   # the one ccm.nats.connection.Connection, shared with children
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
@@ -179,6 +182,23 @@ class Manager:
         from ccm.data.merge import deep_merge
 
         self._data = deep_merge(dict(data), self.external_data) if self.external_data else dict(data)
+
+    # --- NATS ----------------------------------------------------------------------------
+
+    def nats_connection(self) -> Any:
+        """The manager's one NATS connection (lazy; a child manager shares its parent's)."""
+        if not self._nats:
+            from ccm.nats.connection import Connection
+
+            self._nats.append(Connection(self.nats_context))
+        return self._nats[0]
+
+    def kv_loader(self, bucket: str, key: str) -> bytes:
+        """Hiera ``kv://BUCKET/KEY`` sources, over the manager's connection."""
+        from ccm.nats.kv import hiera_loader
+
+        loaded: bytes = hiera_loader(self.nats_connection())(bucket, key)
+        return loaded
 
     # --- templates ---------------------------------------------------------------------
 

@@ -7,8 +7,8 @@ temp dir, then both go through ``extract_bundle`` (the safe extractor, links ref
 directory is searched for ``manifest.yaml`` in place; anything else is a manifest file.
 ``--checksum sha256:HEX`` (``parse_checksum``) is verified on the copy that is then
 extracted (no window between checking and reading), and a mismatch refuses the bundle
-before anything is extracted. ``extract_bundle(archive, ...)`` is public so other
-transports (NATS object store) land in the same checks.
+before anything is extracted. ``bundle_from(download, shown, checksum)`` is how other
+transports (the NATS object store) land in the same checks.
 
 What: ``fetch_bundle(url) -> (manifest_path, tmpdir)`` GETs a gzipped tar (basic auth
 from the URL's user info, 1 minute overall timeout, status 200), extracts it with
@@ -27,11 +27,11 @@ import os
 import shutil
 import tempfile
 import urllib.parse
-from typing import BinaryIO, List, NamedTuple, Optional, Tuple
+from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
 
 from ccm.model.errors import ManifestError, ValidationError
 
-__all__ = ["Checksum", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
+__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
            "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
@@ -145,23 +145,34 @@ def _private_tmpdir() -> str:
     return tmpdir
 
 
+def bundle_from(download: Callable[[BinaryIO], None], shown: str,
+                checksum: Optional[Checksum] = None) -> Tuple[str, str]:
+    """Any transport: ``download(file)`` writes a gzipped tar into a new private temp dir,
+    which is then checked against ``checksum`` and extracted -> (manifest, tmpdir)."""
+    tmpdir = _private_tmpdir()
+    try:
+        archive = os.path.join(tmpdir, "bundle.tar.gz")
+        with open(archive, "wb") as out:
+            download(out)
+        return extract_bundle(archive, tmpdir, shown, checksum), tmpdir
+    except BaseException:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise
+
+
 def fetch_bundle(url: str, *, timeout: Optional[float] = None,
                  checksum: Optional[Checksum] = None) -> Tuple[str, str]:
     from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get
 
     shown = redact_url(url)
-    tmpdir = _private_tmpdir()
-    try:
-        archive = os.path.join(tmpdir, "bundle.tar.gz")
+
+    def download(out: BinaryIO) -> None:
         try:
-            with open(archive, "wb") as out:
-                get(url, out, timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
+            get(url, out, timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
         except HTTPGetError as exc:
             raise ManifestError(f"could not fetch manifest {shown}: {exc}") from None
-        return extract_bundle(archive, tmpdir, shown, checksum), tmpdir
-    except BaseException:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-        raise
+
+    return bundle_from(download, shown, checksum)
 
 
 def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> Tuple[str, str]:

@@ -157,6 +157,19 @@ def test_help_imports_no_engine_module():
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
 
+def test_nats_is_imported_only_when_a_nats_feature_runs():
+    """Importing ccm, ``--help``, building a manager and loading a plain manifest never import nats."""
+    import subprocess
+
+    code = ("import sys; from ccm.cli.main import main; main(['--help']); import ccm.manager, ccm.apply;"
+            "import ccm.nats, ccm.nats.context, ccm.nats.functions, ccm.registration.entry, ccm.registration.filesd;"
+            "m = ccm.manager.Manager(facts={}); assert 'kvGet' in m.template_function_names();"
+            "print(sorted(x for x in sys.modules if x == 'nats' or x.startswith(('nats.', 'asyncio'))))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+
+
 def test_import_ccm_and_help_never_import_heavy_modules():
     """``import ccm`` and ``ccm --help`` load no NATS client (nor jsonschema/prometheus)."""
     import subprocess

@@ -63,15 +63,15 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
             if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
                 manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
+            publish = getattr(manager, "publish_registrations", None)
+            if publish is not None:   # before recording: a failed publish fails the resource
+                publish(event, props)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
             try:
                 manager.session.record(event)
             except CCMError as exc:
                 ulog.error("Could not save event", error=str(exc))
-            publish = getattr(manager, "publish_registrations", None)
-            if publish is not None:
-                publish(event, props)
             result.events.append(event)
             if not health_check_only and manifest.fail_on_error and event.failed:
                 ulog.warn("Terminating manifest execution due to failed resource")

@@ -54,13 +54,15 @@ class Manifest:
 
 def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[str, str, Optional[str]]:
     """-> (path, display source, tmpdir to clean up); bundles and checksums: ``ccm.remote``
-    (another transport lands its archive in a private temp dir and calls
-    ``ccm.remote.extract_bundle(archive, tmpdir, shown, wanted)``, checksum included)."""
+    (the object store goes through ``ccm.remote.bundle_from``, checksum included)."""
     from ccm.remote import open_source, parse_checksum
 
     wanted = None if checksum is None else parse_checksum(checksum)
     if source.split("://", 1)[0].lower() == "obj" and "://" in source:
-        raise ManifestError(f"object store manifests need NATS, which is not available in this build: {source}")
+        from ccm.nats.objstore import fetch_bundle as fetch_object
+
+        path, tmpdir = fetch_object(manager.nats_connection(), source, checksum=wanted)
+        return path, source, tmpdir
     return open_source(source, base_dir=manager.working_dir or os.getcwd(), checksum=wanted)
 
 
@@ -167,7 +169,8 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
         if hiera_source:
             from ccm.data.sources import resolve_source
 
-            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False)
+            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False,
+                                     kv_loader=getattr(manager, "kv_loader", None))
             data = deep_merge(data, overlay.data)
             rules += list(overlay.rules)
         if overriding_data:

@@ -26,7 +26,8 @@ Global flags (--quiet, --log-level, --color, --syslog, --debug) go anywhere: see
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES)
     p.add_argument("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
-                                    "file:// URL to any of those, or http(s)://[user:pass@]host/bundle.tar.gz")
+                                    "file:// URL to any of those, obj://BUCKET/KEY, or "
+                                    "http(s)://[user:pass@]host/bundle.tar.gz")
     p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts, repeatable")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
@@ -141,6 +142,10 @@ def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
     quiet = log.quiet()
     if args.json:
         manager.user_log.quiet = True
+    if args.publish_registrations:
+        from ccm.registration.publish import enable
+
+        enable(manager, args.publish_registrations, args.registration)
     manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
         if args.render:

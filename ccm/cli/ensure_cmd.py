@@ -286,7 +286,8 @@ def _load_hiera(manager: Any, source: Optional[str]) -> None:
         return
     from ccm.data.sources import resolve_source
 
-    resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True)
+    resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True,
+                                kv_loader=manager.kv_loader)
     if resolution is not None:
         manager.set_data(resolution.data)
 

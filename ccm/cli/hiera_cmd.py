@@ -124,7 +124,10 @@ def _run_parse(argv: List[str]) -> int:
 
     from ccm.data.sources import resolve_source
 
-    result = resolve_source(source, facts, cwd=os.getcwd(), data_overrides=overrides or None)
+    from ccm.nats.functions import kv_loader_for
+
+    result = resolve_source(source, facts, cwd=os.getcwd(), data_overrides=overrides or None,
+                            kv_loader=kv_loader_for(args.context))
     found, value = _query(result.data, args.query)
     if not found:
         value = None

@@ -18,8 +18,9 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "facts": ("ccm.cli.facts_cmd", "Show system facts"),
     "hiera": ("ccm.cli.hiera_cmd", "Resolve hierarchical data"),
     "session": ("ccm.cli.session_cmd", "Manage shell-script sessions"),
+    "registration": ("ccm.cli.registration_cmd", "Service registration over NATS"),
 }
-ALIASES: Dict[str, str] = {"info": "status"}
+ALIASES: Dict[str, str] = {"info": "status", "reg": "registration", "r": "registration"}
 
 EXIT_OK = 0
 EXIT_ERROR = 1

@@ -217,6 +217,10 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
                 choices = ", ".join(f'"{c}"' for c in f.choices)
                 raise ValidationError(f"invalid value {v!r}: must be one of {choices}", field=f.key)
         validate_checks(props.get("health_checks") or [])
+        if props.get("register_when_stable"):
+            from ccm.registration.entry import validate_manifest_entries
+
+            validate_manifest_entries(props.get("register_when_stable"), "register_when_stable")
         if spec.validate is not None:
             spec.validate(props)
     except ValidationError as exc:

@@ -1,0 +1,316 @@
+"""One NATS connection per manager, bridged once to the synchronous engine.
+
+What: ``Connection`` opens nats-py lazily on first use, on a private asyncio event loop
+running in a daemon thread; callers hand it coroutine functions (``run``) and get the
+result or a ``NatsError`` within a bounded time. ``jetstream`` retries an operation
+through leader elections and reconnects (timeouts, no responders, 503s) within a budget
+of about 15 s; "not found"-style answers are never retried.
+Guarantees: the initial connect tries every server URL of the context and fails within
+about 4.5 s with one line naming the servers (credentials redacted) and the context;
+an established connection reconnects forever in the background; nothing here logs a
+password, token or seed.
+Not: feature logic (``ccm.nats.kv``, ``ccm.nats.objstore``, ``ccm.registration``).
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import ssl
+import threading
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, TypeVar
+
+from ccm.log import internal
+from ccm.nats import NatsError
+from ccm.nats.context import NatsContext, load, redact_url
+
+log = internal("ccm.nats")
+
+T = TypeVar("T")
+
+CONNECT_DEADLINE = 3.5      # the whole initial connect, every server URL included
+API_TIMEOUT = 2.0           # one JetStream API request (upstream's default)
+RECONNECT_WAIT = 1.0
+
+
+def retry_budget() -> float:
+    """Seconds a JetStream operation keeps retrying through elections (default 15)."""
+    try:
+        return max(0.0, float(os.environ.get("CCM_NATS_RETRY_SECONDS", "15")))
+    except ValueError:
+        return 15.0
+
+
+def _retryable(exc: BaseException) -> bool:
+    import nats.errors as ne
+    import nats.js.errors as je
+
+    if isinstance(exc, (asyncio.TimeoutError, ne.TimeoutError, ne.NoRespondersError, ne.ConnectionClosedError,
+                        ne.ConnectionReconnectingError, ne.OutboundBufferLimitError, ne.StaleConnectionError,
+                        ne.FlushTimeoutError, je.NoStreamResponseError, je.ServiceUnavailableError,
+                        je.ServerError, ConnectionError)):
+        return True
+    if type(exc).__name__ == "_Gap":
+        return True
+    if isinstance(exc, je.APIError):
+        # 10008 JetStream temporarily unavailable, 10077/10076 leader-related, 503 anything
+        return exc.code == 503 or exc.err_code in (10008, 10076, 10077)
+    return False
+
+
+def _auth_error(exc: BaseException) -> bool:
+    import nats.errors as ne
+
+    return isinstance(exc, (ne.AuthorizationError, ne.InvalidUserCredentialsError)) or "uthoriz" in str(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """A short, credential-free text for a nats-py exception."""
+    import nats.errors as ne
+    import nats.js.errors as je
+
+    if isinstance(exc, je.APIError):
+        return exc.description or f"JetStream API error {exc.code}"
+    if isinstance(exc, (asyncio.TimeoutError, ne.TimeoutError)):
+        return "timeout"
+    if isinstance(exc, ne.NoRespondersError):
+        return "no responders available for request"
+    text = str(exc) or type(exc).__name__
+    return text[len("nats: "):] if text.startswith("nats: ") else text
+
+
+class Connection:
+    """The lazily opened connection a manager (and its children) share."""
+
+    def __init__(self, context_name: str, environ: Optional[Mapping[str, str]] = None):
+        self.context_name = context_name
+        self._environ = environ
+        self._context: Optional[NatsContext] = None
+        self._lock = threading.Lock()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._nc: Any = None
+        self._connect_lock: Optional[asyncio.Lock] = None
+        self._js: Dict[str, Any] = {}
+        self.closed = False
+
+    # --- context and loop --------------------------------------------------------------
+
+    def context(self) -> NatsContext:
+        if self._context is None:
+            self._context = load(self.context_name, self._environ)
+        return self._context
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def main() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                thread = threading.Thread(target=main, name="ccm-nats", daemon=True)
+                thread.start()
+                ready.wait(5)
+                self._loop, self._thread = loop, thread
+                atexit.register(self.close)
+            return self._loop
+
+    def run(self, fn: Callable[[Any], Awaitable[T]], timeout: float, what: str = "nats operation") -> T:
+        """Run ``fn(client)`` on the loop, connecting first; bounded by ``timeout`` after connect."""
+        self.context()   # a bad context fails here, before any thread or import
+        loop = self._ensure_loop()
+
+        async def call() -> T:
+            nc = await self._client()
+            return await asyncio.wait_for(fn(nc), timeout)
+
+        future = asyncio.run_coroutine_threadsafe(call(), loop)
+        try:
+            return future.result(timeout + CONNECT_DEADLINE + 1.0)
+        except FutureTimeout:
+            future.cancel()
+            raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
+
+    def jetstream(self, fn: Callable[[Any], Awaitable[T]], what: str, *, attempt_timeout: float = API_TIMEOUT,
+                  budget: Optional[float] = None, api_timeout: float = API_TIMEOUT) -> T:
+        """Run ``fn(jetstream_context)``, retrying transient failures within ``budget`` seconds.
+
+        Each JetStream API request waits ``api_timeout``; one whole attempt ``attempt_timeout``.
+        """
+        budget = retry_budget() if budget is None else budget
+        deadline = time.monotonic() + budget
+        delay = 0.2
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self.run(lambda nc: fn(self._jetstream(nc, api_timeout)),
+                                attempt_timeout + 0.5, what)
+            except NatsError:
+                raise
+            except Exception as exc:
+                left = deadline - time.monotonic()
+                if not _retryable(exc) or left <= 0:
+                    raise NatsError(f"{what}: {describe(exc)}") from None
+                log.debug("%s failed (%s), retrying (attempt %d)", what, describe(exc), attempt)
+                time.sleep(min(delay, max(0.0, left)))
+                delay = min(delay * 2, 1.0)
+
+    def _jetstream(self, nc: Any, timeout: float) -> Any:
+        ctx = self.context()
+        key = f"{timeout}"
+        js = self._js.get(key)
+        if js is None or js._nc is not nc:
+            js = nc.jetstream(prefix=ctx.api_prefix, timeout=timeout)
+            self._js[key] = js
+        return js
+
+    # --- connecting --------------------------------------------------------------------
+
+    async def _client(self) -> Any:
+        if self._nc is not None and not self._nc.is_closed:
+            return self._nc
+        if self._connect_lock is None:
+            self._connect_lock = asyncio.Lock()
+        async with self._connect_lock:
+            if self._nc is None or self._nc.is_closed:
+                self._nc = await self._connect()
+                self._js = {}
+        return self._nc
+
+    def _options(self, ctx: NatsContext) -> Dict[str, Any]:
+        opts: Dict[str, Any] = {"servers": list(ctx.servers), "name": "choria-ccm", "allow_reconnect": True,
+                                "max_reconnect_attempts": -1, "reconnect_time_wait": RECONNECT_WAIT,
+                                "connect_timeout": max(0.5, min(2.0, (CONNECT_DEADLINE - 0.5) / len(ctx.servers)))}
+        if ctx.socks_proxy:
+            raise NatsError(f"context {ctx.name!r}: socks_proxy is not supported")
+        if ctx.user:
+            opts["user"], opts["password"] = ctx.user, ctx.password
+        elif ctx.creds:
+            if not os.path.exists(ctx.creds):
+                raise NatsError(f"context {ctx.name!r}: credentials file {ctx.creds} does not exist")
+            opts["user_credentials"] = ctx.creds
+        elif ctx.nkey:
+            if not os.path.exists(ctx.nkey):
+                raise NatsError(f"context {ctx.name!r}: nkey file {ctx.nkey} does not exist")
+            opts["nkeys_seed"] = ctx.nkey
+        if ctx.token:
+            opts["token"] = ctx.token
+        if ctx.inbox_prefix:
+            opts["inbox_prefix"] = ctx.inbox_prefix
+        if ctx.uses_tls:
+            try:
+                tls = ssl.create_default_context(cafile=ctx.ca or None)
+                if ctx.cert:
+                    tls.load_cert_chain(ctx.cert, ctx.key)
+            except (OSError, ssl.SSLError) as exc:
+                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {getattr(exc, 'strerror', None) or exc}") from None
+            opts["tls"] = tls
+            if ctx.tls_first:
+                opts["tls_handshake_first"] = True
+        return opts
+
+    async def _connect(self) -> Any:
+        import nats
+
+        ctx = self.context()
+        opts = self._options(ctx)
+        last: Dict[str, BaseException] = {}
+        fatal = asyncio.Event()
+        state: Dict[str, Any] = {"connected": False, "failures": 0}
+
+        async def error_cb(exc: Exception) -> None:
+            last["err"] = exc
+            if not state["connected"]:
+                # every URL tried once and refused, or an auth failure: no point waiting
+                state["failures"] += 1
+                if state["failures"] >= len(ctx.servers) or _auth_error(exc):
+                    fatal.set()
+            if state["connected"] and not self.closed:
+                # refused reconnect attempts are expected while a server is down
+                (log.debug if isinstance(exc, OSError) else log.error)("NATS connection error: %s", describe(exc))
+
+        async def disconnected_cb() -> None:
+            if state["connected"] and not self.closed:
+                log.error("NATS connection lost, attempting to reconnect")
+
+        async def reconnected_cb() -> None:
+            log.info("NATS connection re-established to %s", redact_url(str(getattr(nc, "connected_url", "") or "")))
+
+        async def closed_cb() -> None:
+            if state["connected"]:
+                log.debug("NATS connection closed")
+
+        opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb, reconnected_cb=reconnected_cb,
+                    closed_cb=closed_cb)
+        nc = nats.NATS()
+        task = asyncio.ensure_future(nc.connect(**opts))
+        stop = asyncio.ensure_future(fatal.wait())
+        done, _pending = await asyncio.wait({task, stop}, timeout=CONNECT_DEADLINE,
+                                            return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if task in done and task.exception() is None:
+            state["connected"] = True
+            log.debug("connected to NATS %s", ctx.display_servers())
+            return nc
+        if task not in done:
+            task.cancel()
+        elif task.exception() is not None:
+            last.setdefault("err", task.exception())  # type: ignore[arg-type]
+        try:
+            await asyncio.wait_for(nc.close(), 1.0)
+        except Exception:
+            pass
+        err = last.get("err")
+        reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
+        if err is not None and _auth_error(err):
+            reason = f"authorization failed ({reason})"
+        raise NatsError(f"nats connection error: could not connect to {ctx.display_servers()} "
+                        f"(context {ctx.name!r}): {reason}")
+
+    # --- state and shutdown ------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._nc is not None and bool(self._nc.is_connected)
+
+    def close(self) -> None:
+        """Flush and close (bounded), then stop the loop thread."""
+        loop = self._loop
+        if loop is None or self.closed:
+            return
+        self.closed = True
+        nc = self._nc
+
+        async def shutdown() -> None:
+            if nc is not None and not nc.is_closed:
+                try:
+                    if nc.is_connected:
+                        await asyncio.wait_for(nc.flush(), 1.0)
+                except Exception:
+                    pass
+                try:
+                    await asyncio.wait_for(nc.close(), 1.0)
+                except Exception:
+                    pass
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            if others:
+                await asyncio.wait(others, timeout=1.0)
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(3.0)
+        except Exception:
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(2.0)
+        self._nc = None
+        self._loop = None

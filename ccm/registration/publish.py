@@ -1,0 +1,111 @@
+"""Publishing ``register_when_stable`` entries: the gate and the two publishers.
+
+``nats``: core publish (flushed, no acknowledgement). ``jetstream``: acknowledged
+publish with ``Nats-Rollup: sub``, ``Nats-TTL`` when the entry has a TTL and
+``Nats-Expected-Stream`` when a stream name is configured; retried through elections.
+Same subjects and bodies as upstream, so Go and Python nodes see each other's entries.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ccm.model.errors import ValidationError
+from ccm.nats import NatsError
+from ccm.nats.connection import Connection
+from ccm.registration.entry import Entry, from_mapping, ttl_text
+from ccm.registration.subjects import publish_subject
+
+KINDS = ("nats", "jetstream")
+OK = 0
+
+
+def headers_for(entry: Entry, stream: Optional[str]) -> Dict[str, str]:
+    headers = {"Nats-Rollup": "sub"}
+    ttl = ttl_text(entry.ttl_ns)
+    if ttl is not None:
+        headers["Nats-TTL"] = ttl
+    if stream:
+        headers["Nats-Expected-Stream"] = stream
+    return headers
+
+
+class Publisher:
+    def __init__(self, conn: Connection, kind: str, stream: Optional[str] = None):
+        if kind not in KINDS:
+            raise NatsError(f"unknown registration publisher {kind!r} (expected nats or jetstream)")
+        self.conn = conn
+        self.kind = kind
+        self.stream = stream
+
+    def publish(self, entry: Entry) -> str:
+        subject = publish_subject(entry)
+        body = entry.to_json()
+        if self.kind == "nats":
+            async def core(nc: Any) -> None:
+                await nc.publish(subject, body)
+                await nc.flush(timeout=2)
+
+            try:
+                self.conn.run(core, 3.0, "could not publish registration")
+            except NatsError:
+                raise
+            except Exception as exc:
+                from ccm.nats.connection import describe
+
+                raise NatsError(f"could not publish registration: {describe(exc)}") from None
+            return subject
+        headers = headers_for(entry, self.stream)
+
+        async def reliable(js: Any) -> Any:
+            return await js.publish(subject, body, headers=headers)
+
+        self.conn.jetstream(reliable, "could not publish registration")
+        return subject
+
+
+def gate_open(manager: Any, event: Any) -> bool:
+    """Upstream's gate (not noop, not failed, every check OK), and not skipped."""
+    if getattr(manager, "noop", False) or getattr(event, "noop", False) or event.failed \
+            or getattr(event, "skipped", False):
+        return False
+    return all(r.status == OK for r in (event.health_checks or []))
+
+
+def entries_of(props: Any) -> List[Entry]:
+    raw = props.get("register_when_stable") if hasattr(props, "get") else None
+    return [from_mapping(item) for item in (raw or [])]
+
+
+def publish_event(manager: Any, publisher: Publisher, event: Any, props: Any) -> int:
+    """Publish the entries of one resource's event if the gate allows; returns the count.
+
+    A failure fails the resource's event (in the session already recorded, so it is
+    logged), never the run.
+    """
+    raw = props.get("register_when_stable") if hasattr(props, "get") else None
+    if not raw or not gate_open(manager, event):
+        return 0
+    count = 0
+    for item in raw:
+        try:
+            entry = from_mapping(item)
+            subject = publisher.publish(entry)
+        except (ValidationError, NatsError) as exc:
+            manager.user_log.error("Could not publish registration", resource=event.label if hasattr(event, "label") else "",
+                                   error=str(exc))
+            event.fail(f"registration: {exc}")
+            return count
+        count += 1
+        manager.user_log.debug("Published registration", subject=subject, publisher=publisher.kind)
+    return count
+
+
+def enable(manager: Any, kind: str, stream: Optional[str] = None) -> Publisher:
+    """Make ``manager`` publish the entries of every resource it applies (the engine's hook)."""
+    publisher = Publisher(manager.nats_connection(), kind, stream)
+
+    def hook(event: Any, props: Any) -> None:
+        publish_event(manager, publisher, event, props)
+
+    manager.publish_registrations = hook
+    return publisher

@@ -1,0 +1,159 @@
+"""Real nats-server processes for tests: one server, or a 3-node JetStream cluster.
+
+Each server gets free loopback ports (``-p -1 --ports_file_dir``; cluster ports are
+picked by binding port 0), its own store directory, and is stopped by PID.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.join(os.path.dirname(sys.executable), "nats-server")
+if not os.path.exists(BIN):
+    BIN = os.path.join(ROOT, ".venv", "bin", "nats-server")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, workdir: str, name: str = "n1", *, cluster_port: Optional[int] = None,
+                 routes: Optional[List[int]] = None, port: Optional[int] = None, config: str = ""):
+        self.workdir = workdir
+        self.name = name
+        self.store = os.path.join(workdir, f"store-{name}")
+        self.portsdir = os.path.join(workdir, f"ports-{name}")
+        self.cluster_port = cluster_port
+        self.routes = routes or []
+        self.fixed_port = port
+        self.config = config
+        self.proc: Optional[subprocess.Popen] = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> "Server":
+        os.makedirs(self.store, exist_ok=True)
+        os.makedirs(self.portsdir, exist_ok=True)
+        for f in os.listdir(self.portsdir):
+            os.unlink(os.path.join(self.portsdir, f))
+        args = [BIN, "-js", "-a", "127.0.0.1", "-sd", self.store, "-n", self.name,
+                "-p", str(self.fixed_port or -1), "--ports_file_dir", self.portsdir]
+        if self.cluster_port:
+            args += ["--cluster_name", "ccmtest", "--cluster", f"nats://127.0.0.1:{self.cluster_port}",
+                     "--routes", ",".join(f"nats://127.0.0.1:{p}" for p in self.routes)]
+        if self.config:
+            conf = os.path.join(self.workdir, f"{self.name}.conf")
+            with open(conf, "w") as fh:
+                fh.write(self.config)
+            args += ["-c", conf]
+        log = open(os.path.join(self.workdir, f"{self.name}.log"), "ab")
+        self.proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            files = [f for f in os.listdir(self.portsdir) if f.endswith(".ports")]
+            if files:
+                with open(os.path.join(self.portsdir, files[0])) as fh:
+                    try:
+                        info = json.load(fh)
+                    except ValueError:
+                        info = {}
+                if info.get("nats"):
+                    self.port = int(info["nats"][0].rsplit(":", 1)[1])
+                    self.fixed_port = self.port      # a restart keeps the URL clients know
+                    return self
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"nats-server {self.name} exited: {self.proc.returncode}")
+            time.sleep(0.01)
+        raise RuntimeError(f"nats-server {self.name} did not start")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)
+
+
+class Cluster:
+    def __init__(self, workdir: str, size: int = 3):
+        cports = [free_port() for _ in range(size)]
+        self.servers = [Server(workdir, f"n{i + 1}", cluster_port=cports[i],
+                               routes=[p for j, p in enumerate(cports) if j != i]) for i in range(size)]
+
+    def start(self) -> "Cluster":
+        for s in self.servers:
+            s.start()
+        self.wait_meta_leader()
+        return self
+
+    @property
+    def urls(self) -> str:
+        return ",".join(s.url for s in self.servers)
+
+    def wait_meta_leader(self, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        live = [s for s in self.servers if s.proc is not None and s.proc.poll() is None]
+        while time.monotonic() < deadline:
+            try:
+                info = run_js(",".join(s.url for s in live), lambda nc: nc.request("$JS.API.INFO", b"", timeout=1))
+                doc = json.loads(info.data)
+                if "error" not in doc:
+                    return str(doc.get("meta_leader", "") or "ok")
+            except Exception:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("no JetStream meta leader")
+
+    def stop(self) -> None:
+        for s in self.servers:
+            s.stop()
+
+
+def run_js(servers: str, fn: Callable[[Any], Awaitable[Any]], timeout: float = 30.0) -> Any:
+    """Run ``fn(nc)`` on a fresh nats-py connection (test set-up and baselines)."""
+    import nats
+
+    async def main() -> Any:
+        nc = await nats.connect(servers=servers.split(","), connect_timeout=2, max_reconnect_attempts=3,
+                                reconnect_time_wait=0.2)
+        try:
+            return await asyncio.wait_for(fn(nc), timeout)
+        finally:
+            await nc.close()
+
+    return asyncio.run(main())
+
+
+def write_context(config_home: str, name: str, doc: Dict[str, Any]) -> str:
+    d = os.path.join(config_home, "nats", "context")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"{name}.json")
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+def ccm(args: List[str], env: Dict[str, str], cwd: Any = None, timeout: float = 60.0,
+        **kw: Any) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, "-m", "ccm", *args], env=env, cwd=str(cwd or ROOT),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
