@@ -5,9 +5,10 @@ What: downloads the manylinux wheels pinned in requirements.txt for each CPython
 ``--pythons`` and the ``--arch`` (pure wheels are shared), merges them into one
 site-packages (extension file names carry the ABI tag, so ``rpds.cpython-39-...so`` and
 ``rpds.cpython-313-...so`` sit side by side; psutil is abi3), strips the extensions, adds
-the ``ccm`` package from this tree and bundles it with shiv. ``ccm/_bootstrap.py`` goes to
-the top of the zip as ``_ccm_boot.py`` and runs before shiv's bootstrap (guard and
-extraction root, see that module). For the host's architecture ``dist/ccm.pyz`` is a copy.
+the ``ccm`` package from this tree and bundles it with shiv. ``ccm/_bootstub.py`` goes to
+the top of the zip as ``_ccm_stub.py``, the entry module: it starts a warm tree by itself
+and hands everything else to ``ccm/_bootstrap.py`` (``_ccm_boot.py``: guard message,
+extraction root, unpacking, then shiv's bootstrap; see those modules). For the host's architecture ``dist/ccm.pyz`` is a copy.
 
 Guarantees: the same inputs (wheels, source tree, SOURCE_DATE_EPOCH, this script, the
 build Python's zlib and binutils' strip) give the same bytes: one timestamp for every
@@ -46,6 +47,7 @@ MAX_GLIBC_MINOR = 17  # manylinux2014 = glibc 2.17: RHEL 7 and every host we tar
 SIZE_BUDGET = {"x86_64": 8 * 1024 * 1024}
 ENTRY_POINT = "ccm.__main__:main"
 BOOT_MODULE = "_ccm_boot"  # top-level module in the zip, made from ccm/_bootstrap.py
+STUB_MODULE = "_ccm_stub"  # the entry module in the zip, made from ccm/_bootstub.py
 SHEBANG = "/usr/bin/env python3"
 # Dropped from third-party packages: never imported at run time.
 DROP_PACKAGE_DIRS = {"tests", "benchmarks"}
@@ -303,12 +305,13 @@ def check_extensions(site: Path, pythons: List[str], arch: str) -> Dict[str, Lis
 # --------------------------------------------------------------------------- archive
 
 def boot_source(pythons: List[str], arch: str, build_id: str) -> bytes:
-    text = (REPO / "ccm" / "_bootstrap.py").read_text()
+    """The stub with this build's SUPPORTED, ARCH and BUILD_ID filled in."""
+    text = (REPO / "ccm" / "_bootstub.py").read_text()
     supported = "(" + "".join(f"({py.replace('.', ', ')}), " for py in pythons) + ")"
     for name, value in (("SUPPORTED", supported), ("ARCH", repr(arch)), ("BUILD_ID", repr(build_id))):
         text, n = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
         if n != 1:
-            raise SystemExit(f"build_zipapp: ccm/_bootstrap.py has no {name} line")
+            raise SystemExit(f"build_zipapp: ccm/_bootstub.py has no {name} line")
     return text.encode("utf-8")
 
 
@@ -324,8 +327,13 @@ def build_archive(site: Path, target: Path, epoch: int, pythons: List[str], arch
 
     # _ccm_boot answers shiv's cache_path() with the directory it chose (tested with the
     # shiv pinned in requirements-dev.txt); refuse a shiv whose bootstrap no longer asks.
-    if "cache_path(archive, env.root, env.build_id)" not in inspect.getsource(shiv_bootstrap.bootstrap):
-        raise SystemExit(f"build_zipapp: shiv {shiv_version}'s bootstrap changed; check _ccm_boot")
+    # _ccm_stub starts a warm tree itself, putting site-packages on sys.path as shiv does.
+    source = inspect.getsource(shiv_bootstrap.bootstrap)
+    for step in ("cache_path(archive, env.root, env.build_id)", "site.addsitedir(site_packages)",
+                 "sys.path = sys.path[:index] + sys.path[length:] + sys.path[index:length]",
+                 "run(import_string(env.entry_point))"):
+        if step not in source:
+            raise SystemExit(f"build_zipapp: shiv {shiv_version}'s bootstrap changed; check _ccm_boot")
     built_at = time.strftime(BUILD_AT_TIMESTAMP_FORMAT, time.gmtime(epoch))
     env = Environment(
         built_at=built_at,
@@ -335,14 +343,16 @@ def build_archive(site: Path, target: Path, epoch: int, pythons: List[str], arch
         reproducible=True,
     )
     builder.create_archive([site], target=target, interpreter=SHEBANG,
-                           main=f"{BOOT_MODULE}:main", env=env, compressed=True)
+                           main=f"{STUB_MODULE}:main", env=env, compressed=True)
     build_id = env.build_id
     assert build_id
-    info = zipfile.ZipInfo(f"{BOOT_MODULE}.py", date_time=time.gmtime(epoch)[:6])
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o100644 << 16
     with zipfile.ZipFile(target, "a") as zf:
-        zf.writestr(info, boot_source(pythons, arch, build_id))
+        for module, data in ((STUB_MODULE, boot_source(pythons, arch, build_id)),
+                             (BOOT_MODULE, (REPO / "ccm" / "_bootstrap.py").read_bytes())):
+            info = zipfile.ZipInfo(f"{module}.py", date_time=time.gmtime(epoch)[:6])
+            info.compress_type = zipfile.ZIP_STORED  # read on every run: no inflating
+            info.external_attr = 0o100644 << 16
+            zf.writestr(info, data)
     return build_id
 
 

@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 """Start-up guard and extraction root for ccm.pyz; runs before shiv's bootstrap.
 
-What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_boot.py``
-(with SUPPORTED, ARCH and BUILD_ID filled in), and shiv's ``__main__.py`` calls
-``_ccm_boot.main()``, which
+What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_boot.py``; the
+boot stub (``ccm/_bootstub.py``, ``_ccm_stub`` in the zip, which holds SUPPORTED, ARCH and
+BUILD_ID) starts a warm build by itself and calls ``_ccm_boot.main()`` for everything
+else, which
 
 1. refuses, in one line and exit status 2, an interpreter the file carries no compiled
    extensions for (another CPython minor, not CPython, free-threaded, 32-bit, another
@@ -21,7 +22,9 @@ What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_boot.
    ctime, so a damaged tree is detected with one stat per directory and re-extracted
    (ctime, not mtime: systemd-tmpfiles puts a cleaned directory's mtime back, and
    nothing can set a ctime back);
-4. hands over to shiv's own bootstrap (which then finds the tree in place), with bytecode
+4. prunes the trees of older builds after unpacking a new one (the current and the
+   newest other stay; a tree some process runs from is never touched: see _ccm_stub);
+5. hands over to shiv's own bootstrap (which then finds the tree in place), with bytecode
    writing on: Python caches .pyc lazily in the tree's pre-created ``__pycache__`` dirs,
    so the second run of any command is warm (nothing is compiled at build time: .pyc
    are per CPython minor, and extracting six sets would slow every first run).
@@ -35,17 +38,20 @@ on the interpreters it rejects.
 import os
 import sys
 
-# Filled in by build_zipapp.py in the copy that goes into the zip.
-SUPPORTED = ()  # e.g. ((3, 9), (3, 10)): the CPython minors whose extensions are bundled
-ARCH = ""  # "x86_64" or "aarch64"
-BUILD_ID = ""  # shiv's build id (content hash of site-packages)
+try:
+    import _ccm_stub as stub  # type: ignore[import-not-found]  # in the zip
+except ImportError:  # the source tree (tests)
+    from ccm import _bootstub as stub
 
-MIN_GLIBC = (2, 17)  # manylinux2014
+# the guard, the marker check and the root candidates live in the stub (the warm path)
+check_interpreter = stub.check_interpreter
+extraction_ok = stub.extraction_ok
+candidates = stub.candidates
+MARKER = stub.MARKER
+MARKER_VERSION = stub.MARKER_VERSION
+INUSE = stub.INUSE
 EXIT_UNSUPPORTED = 2
-MARKER = ".ccm-extracted"
-MARKER_VERSION = "ccm-extract 1"
-_MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64")}
-_ST_NOEXEC = getattr(os, "ST_NOEXEC", 8)
+_BUILD_DIR = "ccm_"
 
 
 class BootError(Exception):
@@ -54,73 +60,66 @@ class BootError(Exception):
 
 # --------------------------------------------------------------------------- guard
 
-def _versions(supported):
-    return ", ".join("%d.%d" % v for v in supported)
+# Where a supported CPython comes from, by /etc/os-release ID and major VERSION_ID:
+# [(minor, command)], the first minor this file supports wins.
+_DISTRO_PYTHONS = {
+    ("rhel", "8"): [("3.11", "dnf install python3.11"), ("3.12", "dnf install python3.12"),
+                    ("3.9", "dnf install python39")],
+    ("rhel", "9"): [("3.9", "dnf install python3"), ("3.11", "dnf install python3.11"),
+                    ("3.12", "dnf install python3.12")],
+    ("ubuntu", "20"): [("3.9", "apt install python3.9")],
+    ("ubuntu", "22"): [("3.10", "apt install python3")],
+    ("ubuntu", "24"): [("3.12", "apt install python3")],
+    ("debian", "11"): [("3.9", "apt install python3")],
+    ("debian", "12"): [("3.11", "apt install python3")],
+    ("debian", "13"): [("3.13", "apt install python3")],
+    ("sles", "15"): [("3.11", "zypper install python311")],
+    ("amzn", "2023"): [("3.9", "dnf install python3"), ("3.11", "dnf install python3.11")],
+}
+_RHEL_LIKE = ("rhel", "centos", "rocky", "almalinux", "ol")
 
 
-def check_interpreter(supported=None, arch=None):
-    """None when this interpreter can run the file, else the one-line message."""
-    supported = SUPPORTED if supported is None else tuple(supported)
-    arch = arch or ARCH or "x86_64"
-    vi = sys.version_info
-    impl = getattr(sys, "implementation", None)
-    name = impl.name if impl is not None else "python"
-    running = "%s %d.%d.%d" % ({"cpython": "CPython"}.get(name, name), vi[0], vi[1], vi[2])
-    problem = None
-    if name != "cpython" or (vi[0], vi[1]) not in supported:
-        problem = ""
-    elif "t" in getattr(sys, "abiflags", ""):
-        problem = "free-threaded build"
-    elif sys.maxsize <= 2 ** 32:
-        problem = "32-bit build"
-    elif not sys.platform.startswith("linux"):
-        problem = "platform " + sys.platform
-    else:
-        machine = os.uname()[4]
-        if machine not in _MACHINES.get(arch, (arch,)):
-            problem = "machine " + machine
-        else:
-            try:
-                libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-            except (ValueError, OSError, AttributeError):
-                libc = ""
-            parts = libc.split()
-            try:
-                glibc = tuple(int(x) for x in parts[1].split(".")[:2])
-            except (IndexError, ValueError):
-                glibc = None
-            if not libc.startswith("glibc") or glibc is None:
-                problem = "no glibc (musl?)"
-            elif glibc < MIN_GLIBC:
-                problem = libc
-    if problem is None:
-        return None
-    detail = running + (", " + problem if problem else "") + " at " + (sys.executable or "?")
-    return ("ccm: unsupported Python: running %s; this ccm.pyz supports CPython %s on %s "
-            "Linux with glibc >= %d.%d" % (detail, _versions(supported) or "(none)", arch,
-                                           MIN_GLIBC[0], MIN_GLIBC[1]))
+def os_release(path="/etc/os-release"):
+    """The KEY=value pairs of os-release (quotes removed), {} when unreadable."""
+    out = {}  # type: dict
+    try:
+        with open(path) as fh:
+            text = fh.read(65536)
+    except (OSError, IOError):
+        return out
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key and not key.startswith("#"):
+            out[key] = value.strip().strip("'\"")
+    return out
+
+
+def python_hint(release, supported=None):
+    """``"; on <distro>, install one with: <command>"`` when the distro is known, else ""."""
+    supported = stub.SUPPORTED if supported is None else tuple(supported)
+    ids = [release.get("ID", "")] + release.get("ID_LIKE", "").split()
+    major = release.get("VERSION_ID", "").split(".")[0]
+    for distro in ids:
+        key = ("rhel" if distro in _RHEL_LIKE else distro, major)
+        for minor, command in _DISTRO_PYTHONS.get(key, []):
+            if tuple(int(x) for x in minor.split(".")) in supported:
+                name = release.get("PRETTY_NAME") or ("%s %s" % (release.get("ID", ""), major))
+                return "; on %s install one with: %s (then run: python%s ccm.pyz)" % (
+                    name, command, minor)
+    return ""
+
+
+def refusal(message, supported=None, release_path="/etc/os-release", running=None):
+    """The guard's message, plus the distro package to install when the version is the issue."""
+    running = tuple(running or sys.version_info[:2])
+    supported = stub.SUPPORTED if supported is None else tuple(supported)
+    if running in supported and getattr(sys, "implementation", None) is not None \
+            and sys.implementation.name == "cpython":
+        return message  # a supported minor with another problem: no package helps
+    return message + python_hint(os_release(release_path), supported)
 
 
 # --------------------------------------------------------------------------- extraction
-
-def extraction_ok(target):
-    """True when ``target`` holds a complete extraction (marker present, dirs untouched)."""
-    try:
-        with open(os.path.join(target, MARKER)) as fh:
-            lines = fh.read().splitlines()
-    except (OSError, IOError):
-        return False
-    if not lines or lines[0] != MARKER_VERSION:
-        return False
-    try:
-        for line in lines[1:]:
-            ctime, rel = line.split("\t", 1)
-            if os.stat(os.path.join(target, rel)).st_ctime_ns != int(ctime):
-                return False
-    except (OSError, ValueError):
-        return False
-    return len(lines) > 1
-
 
 def write_marker(target):
     """Create ``__pycache__`` where Python will want one, then record every dir's ctime.
@@ -138,6 +137,8 @@ def write_marker(target):
             if not os.path.isdir(pyc):
                 os.mkdir(pyc, 0o755)
         dirs.append(dirpath)
+    fd = os.open(os.path.join(target, INUSE), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    os.close(fd)  # the in-use lock file (see _ccm_stub.hold)
     lines = [MARKER_VERSION]
     for d in dirs:
         lines.append("%d\t%s" % (os.stat(d).st_ctime_ns, os.path.relpath(d, target)))
@@ -188,49 +189,81 @@ def extract(target, archive_path, force=False):
         for entry in os.listdir(parent):  # trees a killed run did not finish deleting
             if entry.startswith("." + name + ".stale-"):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+        extracted.append(target)
     finally:
         os.close(fd)
 
 
+extracted = []  # type: list  # trees this process unpacked
+
+
+def _lock_nb(path, create):
+    """An fd holding an exclusive flock on ``path``, or None (missing, or held by others)."""
+    import fcntl
+
+    flags = os.O_RDWR | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def prune(root, current):
+    """Delete the trees of builds older than the newest other one, if nobody runs from them.
+
+    Kept: ``current`` and the most recently unpacked other build (a host rolling back
+    needs it). A tree is removed only while this process holds both its exclusive in-use
+    lock (running processes hold it shared, taken before they check the tree) and its
+    unpack lock; two processes pruning at once skip each other's trees. Trees unpacked
+    before in-use locks existed have no lock file and are pruned only when older still.
+    """
+    import re
+    import stat
+
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    others = []
+    for name in names:
+        if name == current or not re.match(r"^%s[0-9a-f]{64}$" % _BUILD_DIR, name):
+            continue
+        path = os.path.join(root, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            when = os.stat(os.path.join(path, MARKER)).st_mtime_ns
+        except OSError:
+            when = 0  # unfinished or damaged: oldest
+        others.append((when, name))
+    others.sort(reverse=True)
+    for _when, name in others[1:]:
+        path = os.path.join(root, name)
+        inuse = os.path.join(path, INUSE)
+        held = _lock_nb(inuse, create=False)
+        if held is None and os.path.lexists(inuse):
+            continue  # some process runs from it
+        unpack = _lock_nb(os.path.join(root, "." + name + ".ccm-lock"), create=True)
+        try:
+            if unpack is not None:
+                _discard(path)
+        finally:
+            for fd in (held, unpack):
+                if fd is not None:
+                    os.close(fd)
+
+
 # --------------------------------------------------------------------------- root choice
 
-def _home(environ):
-    home = environ.get("HOME")
-    if home:
-        return home
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.geteuid()).pw_dir
-    except (ImportError, KeyError):
-        return None
-
-
-def candidates(environ):
-    """[(root, private)] in order of preference; ``private`` = a per-user dir in a shared one."""
-    out = []
-    home = _home(environ)
-    if home and os.path.isabs(home):
-        out.append((os.path.join(home, ".shiv"), False))
-    uid = os.geteuid()
-    for base in (environ.get("XDG_RUNTIME_DIR"), environ.get("TMPDIR"), "/var/tmp", "/tmp",
-                 "/dev/shm"):
-        if base and os.path.isabs(base):
-            root = os.path.join(os.path.normpath(base), "ccm-%d" % uid)
-            if root not in [r for r, _ in out]:
-                out.append((root, True))
-    return out
-
-
-def _noexec(path):
-    while True:
-        try:
-            return bool(os.statvfs(path).f_flag & _ST_NOEXEC)
-        except OSError:
-            parent = os.path.dirname(path)
-            if parent == path:
-                return False
-            path = parent
+_noexec = stub.noexec
+_roots = stub.roots
 
 
 def probe(root, target_name, private=True, explicit=False):
@@ -273,14 +306,6 @@ def probe(root, target_name, private=True, explicit=False):
     if not os.access(root, os.W_OK | os.X_OK) and not extraction_ok(target):
         raise BootError("not writable")
     return target
-
-
-def _roots(environ):
-    """[(root, private, explicit)]: SHIV_ROOT alone when set, else the candidates."""
-    explicit = environ.get("SHIV_ROOT")
-    if explicit:
-        return [(os.path.abspath(os.path.expanduser(explicit)), False, True)]
-    return [(root, private, False) for root, private in candidates(environ)]
 
 
 def _explicit_error(environ, reason):
@@ -333,18 +358,37 @@ def _truthy(value):
     return str(value).lower() in ("1", "yes", "true", "t")
 
 
+def hold_tree(target):
+    """Take ``target``'s shared in-use lock (creating the lock file of an older tree)."""
+    if stub.hold(target) is not None:
+        return True
+    try:
+        os.close(os.open(os.path.join(target, INUSE), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW,
+                         0o644))
+    except OSError:
+        return False  # a read-only root: nothing can prune it either
+    return stub.hold(target) is not None
+
+
 def main():
     message = check_interpreter()
     if message:
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(refusal(message) + "\n")
         sys.exit(EXIT_UNSUPPORTED)
     environ = os.environ
     force = _truthy(environ.pop("SHIV_FORCE_EXTRACT", ""))  # handled here, not again by shiv
+    name = _BUILD_DIR + stub.BUILD_ID
     try:
-        target = prepare(environ, sys.argv[0], "ccm_" + BUILD_ID, force=force)
+        for _attempt in range(3):  # a pruner may take the tree between the check and the lock
+            target = prepare(environ, sys.argv[0], name, force=force)
+            force = False
+            if hold_tree(target) and extraction_ok(target):
+                break
     except BootError as exc:
         sys.stderr.write("ccm: %s\n" % exc)
         sys.exit(EXIT_UNSUPPORTED)
+    if extracted:
+        prune(os.path.dirname(target), name)
 
     # Bytecode goes into the extraction's own __pycache__ dirs even under
     # PYTHONDONTWRITEBYTECODE / -B (set globally in many containers): otherwise every cron

@@ -77,10 +77,7 @@ def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dic
     env = os.environ if environ is None else environ
     if "NO_COLOR" in env or env.get("TERM") == "dumb":
         return False
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
+    return _is_terminal(stream)
 
 
 class SyslogSink:
@@ -194,6 +191,22 @@ def internal(name: str = "ccm") -> logging.Logger:
     return logging.getLogger(name if name.startswith("ccm") else f"ccm.{name}")
 
 
+_tty: List[Tuple[Any, bool]] = []  # the last stream asked about and its answer
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    """``stream.isatty()``, asked once per stream rather than on every line."""
+    last = _tty[0] if _tty else None
+    if last is not None and last[0] is stream:
+        return last[1]
+    try:
+        answer = bool(stream.isatty())
+    except (AttributeError, ValueError):
+        answer = False
+    _tty[:] = [(stream, answer)]
+    return answer
+
+
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
 
@@ -235,11 +248,12 @@ class UserLogger:
         if self.quiet or level < self.level:
             return
         tag = _TAGS.get(level, "INFO ")
-        if self._use_colour():
+        colour = self._use_colour()
+        if colour:
             tag = f"{_COLOURS[level]}{tag}{_RESET}"
         with _lock:
             self.stream.write(f" {tag} {text}\n")
-            if self._use_colour():   # a terminal: show progress as it happens
+            if colour:   # a terminal: show progress as it happens
                 self.stream.flush()
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:

@@ -51,12 +51,36 @@ def _free_fields(type_name: str) -> frozenset:
     return frozenset(free)
 
 
-def _shape_key(type_name: str, doc: Mapping[str, Any]) -> str:
-    free = _free_fields(type_name)
-    masked = {k: (None if v is None else "") if k in free and (v is None or isinstance(v, str)) else v
-              for k, v in doc.items()}
-    return type_name + json.dumps(masked, sort_keys=True, default=str)
+_SCALARS = (str, int, float, bool, type(None))
 
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a JSON value: equal only when the JSON texts would be.
+
+    Each scalar carries its type (``True``, ``1`` and ``1.0`` stay apart, as in JSON);
+    lists and tuples are both arrays; anything else is left to ``json.dumps``.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return kind, value
+    if kind is list or kind is tuple:
+        return list, tuple(map(_frozen, value))
+    if kind is dict and all(type(k) is str for k in value):
+        return dict, tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return json, json.dumps(value, sort_keys=True, default=str)
+
+
+def _shape_key(type_name: str, doc: Mapping[str, Any]) -> Any:
+    """Resources with equal keys get the same schema verdict (free strings masked)."""
+    free = _free_fields(type_name)
+    items = []
+    for k, v in doc.items():
+        if k in free and (v is None or isinstance(v, str)):
+            items.append((k, v is None))  # masked: only "a string" or "null" matters
+        else:
+            items.append((k, _frozen(v)))
+    items.sort()  # keys are unique: only they are compared
+    return type_name, tuple(items)
 
 
 def _placeholders(value: Any, env_entries: bool = False) -> Any:
@@ -98,7 +122,7 @@ def validate_manifest(doc: Mapping[str, Any], data: Mapping[str, Any], entries: 
         # Validate one representative per distinct shape: resources that differ only in
         # unconstrained string fields (names, content, ...) get the same verdict, and
         # jsonschema is the slowest step of loading a large manifest.
-        seen: Dict[str, Any] = {}
+        seen: Dict[Any, Any] = {}
         docs = []
         for e in entries:
             doc = _resource_doc(e.spec, e.props.to_dict())

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version itself
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
@@ -28,12 +31,18 @@ EXIT_ERROR = 1
 USAGE = "usage: ccm [<global flags>] <command> [<args> ...]"
 
 
-class GlobalFlag(NamedTuple):
-    name: str                        # "--quiet"
-    help: str                        # with its default
-    choices: Tuple[str, ...] = ()    # a value is required when not empty
-    hidden: bool = False             # left out of --help (upstream's hidden flags)
-    metavar: str = ""
+class GlobalFlag:
+    """One global flag (a plain class: this module imports no typing at run time)."""
+
+    __slots__ = ("name", "help", "choices", "hidden", "metavar")
+
+    def __init__(self, name: str, help: str, choices: Tuple[str, ...] = (), hidden: bool = False,
+                 metavar: str = "") -> None:
+        self.name = name          # "--quiet"
+        self.help = help          # with its default
+        self.choices = choices    # a value is required when not empty
+        self.hidden = hidden      # left out of --help (upstream's hidden flags)
+        self.metavar = metavar
 
 
 # Accepted anywhere on the command line (fisk does the same), before or after the command.

@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
 SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
@@ -34,12 +34,25 @@ def now_ns() -> int:
     return time.time_ns()
 
 
+_last_second: Tuple[Optional[int], str] = (None, "")  # one entry: events come in bursts
+
+
 def rfc3339(ns: Optional[int]) -> str:
     """Go ``RFC3339Nano`` in UTC: fraction trimmed of trailing zeros, none when zero."""
+    global _last_second
     if not ns:
         return ZERO_TIME
     secs, frac = divmod(int(ns), 1_000_000_000)
-    base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    last = _last_second
+    if last[0] == secs:
+        base = last[1]
+    else:
+        tm = time.gmtime(secs)  # what strftime printed, without building a datetime
+        if 1 <= tm.tm_year <= 9999:
+            base = "%d-%02d-%02dT%02d:%02d:%02d" % tm[:6]
+        else:
+            base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        _last_second = (secs, base)
     if frac:
         base += "." + f"{frac:09d}".rstrip("0")
     return base + "Z"
@@ -87,26 +100,29 @@ os.register_at_fork(after_in_child=_reset_pool)  # a forked child must not reuse
 
 
 def _random16() -> bytes:
-    # One getrandom() call per 256 ids instead of one per event (large manifests).
+    # One getrandom() call per 256 ids instead of one per event (large manifests); taken
+    # from the end of the pool, which costs nothing to shorten.
     global _random_pool
     with _random_lock:
         if len(_random_pool) < 16:
             _random_pool = bytearray(os.urandom(16 * 256))
-        chunk = bytes(_random_pool[:16])
-        del _random_pool[:16]
+        chunk = bytes(_random_pool[-16:])
+        del _random_pool[-16:]
     return chunk
+
+
+_B62_PAIRS = [a + b for a in _B62 for b in _B62]  # two digits per divmod: 14 steps, not 27
 
 
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
     secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
-    raw = secs.to_bytes(4, "big") + _random16()
-    n = int.from_bytes(raw, "big")
+    n = int.from_bytes(secs.to_bytes(4, "big") + _random16(), "big")
     out = []
     while n:
-        n, r = divmod(n, 62)
-        out.append(_B62[r])
-    return "".join(reversed(out)).rjust(27, "0")
+        n, r = divmod(n, 3844)
+        out.append(_B62_PAIRS[r])
+    return "".join(reversed(out)).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
 def is_ksuid(text: str) -> bool:

@@ -4,18 +4,28 @@
 * ``DirectoryStore``: one JSON file per event (``CCM_SESSION_STORE``, shell sessions).
 
 Both notify ``listeners`` (metrics) before storing, and answer "last event for
-type#name-or-alias" queries.
+type#name-or-alias" queries through an index (``require``/``subscribe`` ask once per
+resource; scanning every earlier event made a long require chain quadratic).
 """
 from __future__ import annotations
 
 import threading
-from typing import Callable, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ccm.model.errors import SessionError
 from ccm.model.events import SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
 
 Event = Union[TransactionEvent, SessionStartEvent]
+RefKey = Tuple[str, str]
+
+
+def index_keys(event: TransactionEvent) -> List[RefKey]:
+    """The ``(type, name-or-alias)`` keys a ``type#x`` lookup finds ``event`` under."""
+    keys = [(event.type, event.name)]
+    if event.alias and event.alias != event.name:
+        keys.append((event.type, event.alias))
+    return keys
 
 
 class SessionStore:
@@ -55,12 +65,17 @@ class SessionStore:
         return [e for e in self.transaction_events()
                 if e.type == type_name and (e.name == name or (e.alias and e.alias == name))]
 
+    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+        """The newest event ``type#name`` finds; stores with an index answer from it."""
+        events = self.events_for(type_name, name)
+        return events[-1] if events else None
+
     def last_event(self, ref: str) -> TransactionEvent:
         t, n = parse_ref(ref)
-        events = self.events_for(t, n)
-        if not events:
+        event = self._last_for(t, n)
+        if event is None:
             raise SessionError(f"no events found for {t}#{n}")
-        return events[-1]
+        return event
 
     def is_failed(self, ref: str) -> bool:
         ev = self.last_event(ref)
@@ -80,9 +95,17 @@ class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
+        self._last: Dict[RefKey, TransactionEvent] = {}
 
     def _append(self, event: Event) -> None:
         self._events.append(event)
+        if isinstance(event, TransactionEvent):
+            for key in index_keys(event):
+                self._last[key] = event
+
+    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+        with self._lock:
+            return self._last.get((type_name, name))
 
     def all_events(self) -> List[Event]:
         with self._lock:
@@ -91,6 +114,7 @@ class MemoryStore(SessionStore):
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
             self._events = []
+            self._last = {}
             start = SessionStartEvent()
             self._events.append(start)
             return start
@@ -100,6 +124,7 @@ class MemoryStore(SessionStore):
         if destroy:
             with self._lock:
                 self._events = []
+                self._last = {}
         return summary
 
 

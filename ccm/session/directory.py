@@ -15,16 +15,17 @@ import shutil
 import tempfile
 import threading
 import time
-from typing import List, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import SessionError
 from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, SessionStore
+from ccm.session import Event, RefKey, SessionStore, index_keys
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
+Loaded = Tuple[int, str, Event]
 
 # Process-wide on purpose: event files of every store (and every agent worker) must
 # sort in the order they were written, so the clock is shared and locked.
@@ -48,6 +49,10 @@ class DirectoryStore(SessionStore):
         if not directory or not directory.strip():
             raise SessionError("session store should not be empty")
         self.directory = os.path.abspath(os.path.normpath(directory))
+        self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
+        self._seen: Set[str] = set()  # names of the listing already accounted for
+        self._last: Dict[RefKey, TransactionEvent] = {}
+        self._newest: Tuple[int, str] = (-1, "")
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         os.makedirs(self.directory, mode=0o755, exist_ok=True)
@@ -71,6 +76,7 @@ class DirectoryStore(SessionStore):
                 os.fsync(fh.fileno())
             os.chmod(tmp, 0o644)
             os.rename(tmp, os.path.join(self.directory, name))
+            self._remember(name, event)
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -78,41 +84,109 @@ class DirectoryStore(SessionStore):
                 pass
             raise
 
-    def all_events(self) -> List[Event]:
+    def _listing(self) -> List[str]:
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
-        loaded: List[Tuple[int, str, Event]] = []
-        for name in names:
-            if not name.endswith(".event"):
-                continue
-            path = os.path.join(self.directory, name)
-            if not os.path.isfile(path) or os.path.islink(path):
-                continue
-            m = _NAME.match(name)
-            try:
-                with open(path, "rb") as fh:
-                    doc = json.loads(fh.read().decode("utf-8"))
-                if not isinstance(doc, dict):
-                    raise ValueError("not a JSON object")
-            except (OSError, ValueError) as exc:
-                log.warning("Skipping unreadable session event", extra={"kv": {"file": path, "error": str(exc)}})
-                continue
-            protocol = doc.get("protocol")
-            if protocol == EVENT_PROTOCOL:
-                event: Event = TransactionEvent.from_dict(doc)
-            elif protocol == SESSION_START_PROTOCOL:
-                event = SessionStartEvent.from_dict(doc)
-            else:
-                log.warning("Skipping session event with unknown protocol", extra={"kv": {"file": path, "protocol": str(protocol)}})
-                continue
-            order = int(m.group(1)) if (m and m.group(1)) else event.timestamp_ns
-            loaded.append((order, event.event_id, event))
+        return [n for n in names if n.endswith(".event")]
+
+    def _load(self, name: str) -> Optional[Loaded]:
+        """(order, event id, event) of one file, or None (not a regular file, unreadable)."""
+        path = os.path.join(self.directory, name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        m = _NAME.match(name)
+        try:
+            with open(path, "rb") as fh:
+                doc = json.loads(fh.read().decode("utf-8"))
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            log.warning("Skipping unreadable session event", extra={"kv": {"file": path, "error": str(exc)}})
+            return None
+        protocol = doc.get("protocol")
+        if protocol == EVENT_PROTOCOL:
+            event: Event = TransactionEvent.from_dict(doc)
+        elif protocol == SESSION_START_PROTOCOL:
+            event = SessionStartEvent.from_dict(doc)
+        else:
+            log.warning("Skipping session event with unknown protocol", extra={"kv": {"file": path, "protocol": str(protocol)}})
+            return None
+        order = int(m.group(1)) if (m and m.group(1)) else event.timestamp_ns
+        return (order, event.event_id, event)
+
+    def _remember(self, name: str, event: Event) -> None:
+        """Index an event this process just wrote without reading its file back."""
+        order = int(name.split("-", 1)[0])
+        item: Loaded = (order, event.event_id, event)
+        if name in self._known:
+            return
+        self._known[name] = item
+        self._seen.add(name)
+        if (order, event.event_id) > self._newest:
+            self._index_add(item)
+        else:
+            self._rebuild_index()
+
+    def all_events(self) -> List[Event]:
+        loaded = [item for item in map(self._load, self._listing()) if item is not None]
         loaded.sort(key=lambda t: (t[0], t[1]))
         return [e for _, _, e in loaded]
+
+    # The lookup index. Event files are immutable once renamed into place (unique names,
+    # written once), so each is parsed at most once; every lookup still lists the
+    # directory, so events other processes add or delete are seen exactly as before.
+    def _sync_index(self) -> None:
+        try:
+            names = set(os.listdir(self.directory))
+        except FileNotFoundError:
+            names = set()
+        except OSError as exc:
+            raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
+        if names == self._seen:  # the common case: nothing but our own writes since last time
+            return
+        rebuild = False
+        for name in self._seen - names:
+            self._seen.discard(name)
+            rebuild = self._known.pop(name, None) is not None or rebuild
+        added = []
+        for name in names - self._seen:
+            if not name.endswith(".event"):
+                self._seen.add(name)  # temp files and strangers: never events
+                continue
+            item = self._load(name)  # None (warned about): tried again next time, as before
+            if item is not None:
+                self._known[name] = item
+                self._seen.add(name)
+                added.append(item)
+        added.sort(key=lambda t: (t[0], t[1]))
+        if rebuild or (added and (added[0][0], added[0][1]) < self._newest):
+            self._rebuild_index()  # not a plain append: replay everything in order
+        else:
+            for item in added:
+                self._index_add(item)
+
+    def _rebuild_index(self) -> None:
+        self._last = {}
+        self._newest = (-1, "")
+        items = sorted(self._known.values(), key=lambda t: (t[0], t[1]))
+        for item in items:
+            self._index_add(item)
+
+    def _index_add(self, item: Loaded) -> None:
+        order, event_id, event = item
+        if isinstance(event, TransactionEvent):
+            for key in index_keys(event):
+                self._last[key] = event
+        self._newest = max(self._newest, (order, event_id))
+
+    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+        with self._lock:
+            self._sync_index()
+            return self._last.get((type_name, name))
 
     def stop(self, destroy: bool = False) -> SessionSummary:
         summary = self.summary()

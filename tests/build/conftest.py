@@ -59,7 +59,7 @@ def run(argv: List[str], env: Dict[str, str], timeout: float = 120,
 def read_pyz(path: Path) -> Pyz:
     with zipfile.ZipFile(path) as zf:
         env = json.loads(zf.read("environment.json"))
-        boot = zf.read("_ccm_boot.py").decode()
+        boot = zf.read("_ccm_stub.py").decode()
     ns: Dict[str, object] = {}
     for line in boot.splitlines():
         if line.startswith(("SUPPORTED = ", "ARCH = ")):

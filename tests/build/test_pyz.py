@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Dict
 
 import pytest
 
@@ -66,7 +67,8 @@ def test_version_matches_source(pyz: Pyz, tmp_path: Path) -> None:
 def test_archive_layout(pyz: Pyz) -> None:
     with zipfile.ZipFile(pyz.path) as zf:
         names = zf.namelist()
-        assert "_ccm_boot.py" in names and zf.read("__main__.py").decode().count("_ccm_boot") == 2
+        assert "_ccm_boot.py" in names and "_ccm_stub.py" in names
+        assert zf.read("__main__.py").decode().count("_ccm_stub") == 2
         arch = os.uname().machine
         for py in pyz.pythons:
             abi = py.replace(".", "")
@@ -305,14 +307,59 @@ def test_force_extract_once(pyz: Pyz, tmp_path: Path) -> None:
     assert sentinel.exists()
 
 
-def test_concurrent_first_runs(pyz: Pyz, tmp_path: Path) -> None:
-    env = clean_env(SHIV_ROOT=str(tmp_path))
+def _versions_at_once(pyz: Pyz, env: Dict[str, str], count: int) -> None:
     procs = [subprocess.Popen([base_python(), str(pyz.path), "--version"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+             for _ in range(count)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert (proc.returncode, out.strip(), err) == (0, pyz.version, "")
+
+
+def test_concurrent_first_runs(pyz: Pyz, tmp_path: Path) -> None:
+    env = clean_env(SHIV_ROOT=str(tmp_path))
+    _versions_at_once(pyz, env, 4)
+
+
+def test_warm_run_skips_shivs_bootstrap(pyz: Pyz, tmp_path: Path) -> None:
+    """A warm start is the stub alone: neither _ccm_boot nor shiv's _bootstrap is imported."""
+    env = clean_env(SHIV_ROOT=str(tmp_path))
+    argv = [base_python(), "-X", "importtime", str(pyz.path), "--version"]
+    first = run(argv, env)
+    assert first.returncode == 0 and "| _bootstrap\n" in first.stderr  # unpacked by shiv's code
+    warm = run(argv, env)
+    assert (warm.returncode, warm.stdout.strip()) == (0, pyz.version)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
+    assert "_ccm_stub" in imported
+    # (typing is not listed: 3.9's runpy imports it before any code of ours runs)
+    assert not imported & {"_bootstrap", "_ccm_boot", "zipfile", "pathlib", "hashlib"}, imported
+    # any SHIV_ variable but SHIV_ROOT is shiv's business: the full path runs
+    res = run([base_python(), str(pyz.path), "-"], dict(env, SHIV_INTERPRETER="1"),
+              stdin="from ccm.buildinfo import build_id; print(build_id())\n")
+    assert (res.returncode, res.stdout.strip()) == (0, pyz.build_id), res.stderr
+
+
+def _old_build(root: Path, letter: str, mtime_ns: int) -> Path:
+    from ccm import _bootstrap as boot
+
+    tree = root / ("ccm_" + letter * 64)
+    (tree / "site-packages" / "pkg").mkdir(parents=True)
+    (tree / "site-packages" / "pkg" / "__init__.py").write_text("")
+    boot.write_marker(str(tree))
+    os.utime(tree / boot.MARKER, ns=(mtime_ns, mtime_ns))
+    return tree
+
+
+def test_concurrent_first_runs_prune_old_builds(pyz: Pyz, tmp_path: Path) -> None:
+    """A new build's first runs keep it and the newest older build, whoever starts first."""
+    old = [_old_build(tmp_path, c, (i + 1) * 10**18) for i, c in enumerate("abc")]
+    env = clean_env(SHIV_ROOT=str(tmp_path))
+    _versions_at_once(pyz, env, 4)
+    assert [t.exists() for t in old] == [False, False, True]
+    assert target_of(pyz, tmp_path).is_dir()
+    assert not [n for n in os.listdir(tmp_path) if ".stale-" in n or n.endswith(".tmp")]
+    res = run([base_python(), str(pyz.path), "--version"], env)  # the warm path prunes nothing
+    assert res.returncode == 0 and old[2].exists()
 
 
 # --------------------------------------------------------------------------- reproducible

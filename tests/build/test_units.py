@@ -134,6 +134,72 @@ def test_marker_detects_deleted_directory(tmp_path: Path) -> None:
     assert not boot.extraction_ok(str(tmp_path))
 
 
+def _build_tree(root: Path, name: str, mtime_ns: int) -> Path:
+    target = root / name
+    _tree(target)
+    boot.write_marker(str(target))
+    os.utime(target / boot.MARKER, ns=(mtime_ns, mtime_ns))
+    return target
+
+
+def test_prune_keeps_current_and_newest_other(tmp_path: Path) -> None:
+    ids = ["ccm_" + c * 64 for c in "abcd"]
+    trees = [_build_tree(tmp_path, name, (i + 1) * 10**18) for i, name in enumerate(ids)]
+    foreign = tmp_path / "ccm_other"  # not a build dir name: never touched
+    foreign.mkdir()
+    boot.prune(str(tmp_path), ids[0])  # the oldest is current (a rollback)
+    assert [t.exists() for t in trees] == [True, False, False, True]
+    assert foreign.is_dir()
+    assert not [n for n in os.listdir(tmp_path) if ".stale-" in n]
+
+
+def test_prune_skips_a_tree_in_use(tmp_path: Path) -> None:
+    import subprocess
+    import textwrap
+
+    ids = ["ccm_" + c * 64 for c in "abc"]
+    trees = [_build_tree(tmp_path, name, (i + 1) * 10**18) for i, name in enumerate(ids)]
+    # another process runs from the oldest tree: it holds the shared in-use lock
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from ccm import _bootstub as stub
+        assert stub.hold({str(trees[0])!r}) is not None
+        print("held", flush=True)
+        sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        boot.prune(str(tmp_path), ids[2])
+        assert [t.exists() for t in trees] == [True, True, True]
+    finally:
+        holder.communicate("")
+    boot.prune(str(tmp_path), ids[2])
+    assert [t.exists() for t in trees] == [False, True, True]
+
+
+def test_refusal_names_the_distro_package(tmp_path: Path) -> None:
+    rel = tmp_path / "os-release"
+    supported = [(3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14)]
+    msg = boot.check_interpreter(supported=[(3, 99)], arch=HOST)
+    rel.write_text('NAME="Red Hat Enterprise Linux"\nID="rhel"\nVERSION_ID="8.9"\n'
+                   'PRETTY_NAME="Red Hat Enterprise Linux 8.9 (Ootpa)"\n')
+    out = boot.refusal(msg, supported=supported, release_path=str(rel), running=(3, 11))
+    assert out == msg  # running a supported minor (another problem): nothing to install
+    out = boot.refusal(msg, supported=supported, release_path=str(rel), running=(3, 6))
+    assert out.startswith(msg) and "\n" not in out
+    assert out.endswith("; on Red Hat Enterprise Linux 8.9 (Ootpa) install one with: "
+                        "dnf install python3.11 (then run: python3.11 ccm.pyz)")
+    rel.write_text("ID=rocky\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=8.10\n")
+    assert "dnf install python3.11" in boot.refusal(msg, supported, str(rel), (3, 6))
+    rel.write_text('ID=ubuntu\nVERSION_ID="20.04"\nPRETTY_NAME="Ubuntu 20.04.6 LTS"\n')
+    assert boot.refusal(msg, supported, str(rel), (3, 6)).endswith(
+        "on Ubuntu 20.04.6 LTS install one with: apt install python3.9 (then run: python3.9 ccm.pyz)")
+    rel.write_text("ID=ubuntu\nVERSION_ID=18.04\n")  # nothing supported packaged: no hint
+    assert boot.refusal(msg, supported, str(rel), (3, 6)) == msg
+    assert boot.refusal(msg, supported, str(tmp_path / "missing"), (3, 6)) == msg
+
+
 # --------------------------------------------------------------------------- build helpers
 
 def test_parse_wheel_name() -> None:
@@ -181,3 +247,49 @@ def test_pins_must_be_exact(tmp_path: Path) -> None:
 
 def test_requirements_are_all_pinned() -> None:
     assert set(bz.read_pins()) >= {"pyyaml", "jsonschema", "rpds-py", "psutil", "referencing"}
+
+
+# --------------------------------------------------------------------------- boot stub
+
+def test_stub_puts_site_packages_where_shiv_does(tmp_path: Path, monkeypatch) -> None:
+    """_ccm_stub's warm start orders sys.path like shiv's bootstrap (same index rule)."""
+    from shiv.bootstrap import get_first_sitedir_index
+
+    from ccm import _bootstub as stub
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    for path in (["/x/app.pyz", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages", "/y"],
+                 ["/x/app.pyz", "/usr/lib/python3.11"],
+                 ["/usr/local/lib/python3.11/site-packages/", "/z"]):
+        monkeypatch.setattr(sys, "path", list(path))
+        index = get_first_sitedir_index() or len(path)
+        want = path[:index] + [str(site)] + path[index:]
+        stub.add_site_packages(str(site))
+        assert sys.path == want
+
+
+def test_stub_build_id_and_fast_path_refusals(tmp_path: Path, monkeypatch) -> None:
+    from ccm import _bootstub as stub
+    from ccm import buildinfo
+
+    assert stub.build_id() == "" and buildinfo.build_id() == ""
+    monkeypatch.setattr(stub, "BUILD_ID", "f" * 64)
+    monkeypatch.setitem(sys.modules, "_ccm_stub", stub)
+    assert buildinfo.build_id() == "f" * 64
+    root = tmp_path / "root"
+    root.mkdir(mode=0o700)
+    target = _build_tree(root, "ccm_" + "f" * 64, 10**18)
+    env = {"SHIV_ROOT": str(root)}
+    assert stub._fast_target(env) == str(target)
+    assert stub._held, "the in-use lock is held for the process"
+    assert stub._fast_target(dict(env, SHIV_FORCE_EXTRACT="1")) is None  # shiv's business
+    (target / "site-packages" / "mod.py").unlink()  # damaged: the full boot re-extracts
+    assert stub._fast_target(env) is None
+    shiv_dir = tmp_path / "home" / ".shiv"  # the default root: ownership and modes checked
+    shiv_dir.mkdir(parents=True)
+    _build_tree(shiv_dir, "ccm_" + "f" * 64, 10**18)
+    home_env = {"HOME": str(tmp_path / "home")}
+    assert stub._fast_target(home_env) == str(shiv_dir / ("ccm_" + "f" * 64))
+    os.chmod(shiv_dir, 0o777)
+    assert stub._fast_target(home_env) is None  # writable by others: the full boot says why

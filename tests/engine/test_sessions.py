@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -112,3 +113,82 @@ def test_summary_counts_by_priority():
     assert s.refreshed_count == 1 and s.requirements_unmet_count == 2 and s.total_errors == 1
     assert s.total_duration_ns == 2_500_000_000
     assert list(s.to_dict())[:3] == ["start_time", "end_time", "total_duration"]
+
+
+def _same_answers(store, refs):
+    """The indexed lookup against the scan over every event it replaced."""
+    for ref in refs:
+        t, n = ref.split("#", 1)
+        scanned = store.events_for(t, n)
+        if not scanned:
+            with pytest.raises(SessionError, match=f"no events found for {re.escape(ref)}"):
+                store.last_event(ref)
+        else:
+            assert store.last_event(ref).event_id == scanned[-1].event_id
+
+
+def test_memory_store_index_matches_a_scan_and_resets():
+    s = MemoryStore()
+    s.start_session()
+    s.record(event("a", alias="x", changed=True))
+    s.record(event("b", alias="a"))  # alias of a later event shadows the earlier name
+    s.record(event("x"))
+    s.record(TransactionEvent(type="exec", name="a", provider="posix"))
+    _same_answers(s, ["file#a", "file#x", "file#b", "exec#a", "exec#b", "file#zzz"])
+    assert s.last_event("file#a").name == "b" and s.last_event("file#x").name == "x"
+    s.start_session()
+    _same_answers(s, ["file#a"])
+    s.record(event("a"))
+    s.stop(destroy=True)
+    _same_answers(s, ["file#a"])
+
+
+def test_directory_store_index_sees_other_writers(tmp_path):
+    """Events another process adds, back-dates or deletes are seen by the next lookup."""
+    mine, theirs = DirectoryStore(str(tmp_path)), DirectoryStore(str(tmp_path))
+    mine.start_session()
+    mine.record(event("a", changed=False))
+    assert mine.should_refresh(["file#a"]) is False
+    theirs.record(event("a", changed=True))  # a later event written by someone else
+    assert mine.should_refresh(["file#a"]) is True
+    mine.record(event("b", alias="bee", failed=True))
+    _same_answers(mine, ["file#a", "file#b", "file#bee", "file#zzz"])
+    # an upstream-style file (no ordering prefix) dated before everything else
+    old = event("c", timestamp_ns=1_000_000_000)
+    (tmp_path / f"{old.event_id}.event").write_text(json.dumps(old.to_dict()))
+    assert mine.last_event("file#c").event_id == old.event_id
+    newest_a = [p for p in os.listdir(tmp_path) if p.endswith(".event")
+                and json.loads((tmp_path / p).read_text()).get("changed") is True]
+    assert len(newest_a) == 1
+    newest_a = newest_a[0]
+    os.unlink(tmp_path / newest_a)  # deleting the newest "a" brings back the older one
+    assert mine.should_refresh(["file#a"]) is False
+    _same_answers(mine, ["file#a", "file#b", "file#c"])
+    (tmp_path / "junk.event").write_text("{not json")
+    _same_answers(mine, ["file#a", "file#b", "file#c"])
+
+
+def test_ksuid_encoding_is_base62_of_time_and_random(monkeypatch):
+    from ccm.model import events
+
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    for raw in (bytes(16), b"\xff" * 16, bytes(range(16)), os.urandom(16)):
+        monkeypatch.setattr(events, "_random16", lambda raw=raw: raw)
+        for ts in (1_400_000_000, 1_735_787_045, 1_400_000_000 + 2**32 - 1):
+            n = int.from_bytes((ts - 1_400_000_000).to_bytes(4, "big") + raw, "big")
+            digits = ""
+            while n:
+                digits = alphabet[n % 62] + digits
+                n //= 62
+            assert events.new_ksuid(ts) == digits.rjust(27, "0")
+
+
+def test_rfc3339_matches_datetime_formatting():
+    from datetime import datetime, timezone
+
+    for ns in (1, 10**9, 1_735_787_045_120_000_000, 1_735_787_045_000_000_001, -1,
+               -55_813_925_109_364_697_046, 253_402_300_799 * 10**9):
+        secs, frac = divmod(ns, 10**9)
+        want = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        want += ("." + f"{frac:09d}".rstrip("0") if frac else "") + "Z"
+        assert rfc3339(ns) == want and rfc3339(ns) == want  # again: from the one-entry cache

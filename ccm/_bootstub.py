@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+"""The first code ccm.pyz runs: start a warm, unpacked build in as few steps as possible.
+
+What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_stub.py`` (with
+SUPPORTED, ARCH and BUILD_ID filled in); shiv's ``__main__.py`` calls ``main()``. Python
+compiles modules inside a zip from source on every run, so this file stays small: on the
+common path (a supported interpreter, the first extraction root usable and already
+holding a complete tree of this build, no ``SHIV_*`` variable but ``SHIV_ROOT``) it puts
+the tree's site-packages on ``sys.path`` exactly as shiv's bootstrap would and calls the
+entry point, without importing shiv's bootstrap (zipfile, pathlib, hashlib, compileall,
+subprocess ...). Anything else goes to ``_ccm_boot`` (ccm/_bootstrap.py): the refusal
+message, root choice with reasons, unpacking, pruning of old builds, shiv's bootstrap.
+
+While it runs, the process holds a shared lock on ``<tree>/.ccm-inuse`` so that pruning
+by a newer build never deletes a tree in use (the lock is taken before the tree is
+checked, and pruning renames a tree away only while holding the exclusive lock).
+
+Not: part of the application; imports nothing from ``ccm``. The syntax stays parseable
+by Python 2.7 and 3.6 (no f-strings, no annotations): the guard must be able to refuse.
+"""
+import os
+import sys
+
+# Filled in by build_zipapp.py in the copy that goes into the zip.
+SUPPORTED = ()  # e.g. ((3, 9), (3, 10)): the CPython minors whose extensions are bundled
+ARCH = ""  # "x86_64" or "aarch64"
+BUILD_ID = ""  # shiv's build id (content hash of site-packages)
+
+MIN_GLIBC = (2, 17)  # manylinux2014
+MARKER = ".ccm-extracted"
+MARKER_VERSION = "ccm-extract 1"
+INUSE = ".ccm-inuse"
+ENTRY_MODULE = "ccm.__main__"  # shiv's entry point ccm.__main__:main
+_MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64")}
+_ST_NOEXEC = getattr(os, "ST_NOEXEC", 8)
+
+
+def build_id():
+    """This build's id ("" when not running from a pyz)."""
+    return BUILD_ID
+
+
+def check_interpreter(supported=None, arch=None):
+    """None when this interpreter can run the file, else the one-line message."""
+    supported = SUPPORTED if supported is None else tuple(supported)
+    arch = arch or ARCH or "x86_64"
+    vi = sys.version_info
+    impl = getattr(sys, "implementation", None)
+    name = impl.name if impl is not None else "python"
+    problem = None
+    if name != "cpython" or (vi[0], vi[1]) not in supported:
+        problem = ""
+    elif "t" in getattr(sys, "abiflags", ""):
+        problem = "free-threaded build"
+    elif sys.maxsize <= 2 ** 32:
+        problem = "32-bit build"
+    elif not sys.platform.startswith("linux"):
+        problem = "platform " + sys.platform
+    elif os.uname()[4] not in _MACHINES.get(arch, (arch,)):
+        problem = "machine " + os.uname()[4]
+    else:
+        try:
+            libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        except (ValueError, OSError, AttributeError):
+            libc = ""
+        try:
+            glibc = tuple(int(x) for x in libc.split()[1].split(".")[:2])
+        except (IndexError, ValueError):
+            glibc = None
+        if not libc.startswith("glibc") or glibc is None:
+            problem = "no glibc (musl?)"
+        elif glibc < MIN_GLIBC:
+            problem = libc
+    if problem is None:
+        return None
+    running = "%s %d.%d.%d" % ({"cpython": "CPython"}.get(name, name), vi[0], vi[1], vi[2])
+    detail = running + (", " + problem if problem else "") + " at " + (sys.executable or "?")
+    return ("ccm: unsupported Python: running %s; this ccm.pyz supports CPython %s on %s "
+            "Linux with glibc >= %d.%d" % (detail, ", ".join("%d.%d" % v for v in supported)
+                                           or "(none)", arch, MIN_GLIBC[0], MIN_GLIBC[1]))
+
+
+def extraction_ok(target):
+    """True when ``target`` holds a complete extraction (marker present, dirs untouched)."""
+    try:
+        with open(os.path.join(target, MARKER)) as fh:
+            lines = fh.read().splitlines()
+    except (OSError, IOError):
+        return False
+    if not lines or lines[0] != MARKER_VERSION:
+        return False
+    try:
+        for line in lines[1:]:
+            ctime, rel = line.split("\t", 1)
+            if os.stat(os.path.join(target, rel)).st_ctime_ns != int(ctime):
+                return False
+    except (OSError, ValueError):
+        return False
+    return len(lines) > 1
+
+
+def home(environ):
+    value = environ.get("HOME")
+    if value:
+        return value
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_dir
+    except (ImportError, KeyError):
+        return None
+
+
+def candidates(environ):
+    """[(root, private)] in order of preference; ``private`` = a per-user dir in a shared one."""
+    out = []
+    home_dir = home(environ)
+    if home_dir and os.path.isabs(home_dir):
+        out.append((os.path.join(home_dir, ".shiv"), False))
+    uid = os.geteuid()
+    for base in (environ.get("XDG_RUNTIME_DIR"), environ.get("TMPDIR"), "/var/tmp", "/tmp",
+                 "/dev/shm"):
+        if base and os.path.isabs(base):
+            root = os.path.join(os.path.normpath(base), "ccm-%d" % uid)
+            if root not in [r for r, _ in out]:
+                out.append((root, True))
+    return out
+
+
+def roots(environ):
+    """[(root, private, explicit)]: SHIV_ROOT alone when set, else the candidates."""
+    explicit = environ.get("SHIV_ROOT")
+    if explicit:
+        return [(os.path.abspath(os.path.expanduser(explicit)), False, True)]
+    return [(root, private, False) for root, private in candidates(environ)]
+
+
+def noexec(path):
+    while True:
+        try:
+            return bool(os.statvfs(path).f_flag & _ST_NOEXEC)
+        except OSError:
+            parent = os.path.dirname(path)
+            if parent == path:
+                return False
+            path = parent
+
+
+def hold(target):
+    """Take the shared in-use lock of ``target`` for the life of the process (fd or None)."""
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(target, INUSE), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return None
+    _held.append(fd)
+    return fd
+
+
+_held = []  # type: list  # fds of in-use locks, kept open (close-on-exec) until exit
+
+
+def _fast_target(environ):
+    """The tree to run from when the first root is usable and holds this build, else None."""
+    import stat
+
+    if not BUILD_ID or [k for k in environ if k.startswith("SHIV_") and k != "SHIV_ROOT"]:
+        return None
+    found = roots(environ)
+    if not found:
+        return None
+    root, private, explicit = found[0]
+    try:
+        st = os.lstat(root)
+        if stat.S_ISLNK(st.st_mode):
+            if private and not explicit:
+                return None
+            st = os.stat(root)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or noexec(root):
+        return None
+    if not explicit and (st.st_uid != os.geteuid() or st.st_mode & stat.S_IWOTH
+                         or (st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid())):
+        return None
+    target = os.path.join(root, "ccm_" + BUILD_ID)
+    fd = hold(target)  # before the check: a pruner renames a tree only while nobody holds it
+    if fd is None:
+        return None
+    if not extraction_ok(target):
+        _held.remove(fd)
+        os.close(fd)
+        return None
+    return target
+
+
+def add_site_packages(site_packages):
+    """Put ``site_packages`` on sys.path where shiv's bootstrap puts it (before the system's)."""
+    import site
+
+    length = len(sys.path)
+    index = None
+    for i, part in enumerate(sys.path):
+        if os.path.splitext(os.path.basename(part.rstrip("/")))[0] in ("site-packages", "dist-packages"):
+            index = i
+            break
+    index = index or length
+    site.addsitedir(site_packages)  # the blessed way: .pth files are honoured
+    sys.path = sys.path[:index] + sys.path[length:] + sys.path[index:length]
+
+
+def main():
+    target = None
+    if check_interpreter() is None:
+        target = _fast_target(os.environ)
+    if target is None:
+        import _ccm_boot  # type: ignore[import-not-found]  # refusal, root choice, unpacking, shiv
+
+        return _ccm_boot.main()
+    # Bytecode goes into the tree's own __pycache__ dirs even under PYTHONDONTWRITEBYTECODE
+    # (see _ccm_boot.main).
+    sys.dont_write_bytecode = False
+    add_site_packages(os.path.join(target, "site-packages"))
+    sys.exit(__import__(ENTRY_MODULE, None, None, ["main"]).main())

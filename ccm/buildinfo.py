@@ -1,0 +1,15 @@
+"""Which build of ccm.pyz is running: for ``ccm --version`` and reports.
+
+The boot stub of the zipapp (``_ccm_stub``, made from ``ccm/_bootstub.py``) carries the
+build id (shiv's content hash of site-packages); from a source tree there is none.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def build_id() -> str:
+    """The running pyz's build id (64 hex digits), or "" when not running from a pyz."""
+    stub = sys.modules.get("_ccm_stub")
+    value = getattr(stub, "BUILD_ID", "") if stub is not None else ""
+    return value if isinstance(value, str) else ""
