@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck doc-tools
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck test-reliability test-reliability-ci doc-tools
 
 all: pyz
 
@@ -98,6 +98,18 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
+
+# The standing hostile-input suite (issue 15): bad-input catalogue, 100 kill -9 trials,
+# seeded fuzzing, hostile archives/HTTP, canaries, permissions (as root also as nobody,
+# with fs.protected_* at 0). About 20 minutes on 2 cores; the ci variant about 3.
+test-reliability: pyz
+	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-100} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-2000} \
+	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
+
+# pyz: the checks as `nobody` run the shipped file (the venv is under root's 0700 home).
+test-reliability-ci: pyz
+	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-8} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-150} \
+	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
 
 bench: pyz
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

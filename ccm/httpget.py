@@ -12,18 +12,28 @@ Not: a retrying or resuming client; proxies follow urllib's environment defaults
 from __future__ import annotations
 
 import base64
+import http.client
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Mapping, Optional, Protocol, Tuple
+from typing import List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_BYTES = 4 << 30          # archives and bundles; $CCM_MAX_DOWNLOAD_BYTES overrides
+ENV_MAX_BYTES = "CCM_MAX_DOWNLOAD_BYTES"
 _CHUNK = 1 << 16
+
+
+def download_limit() -> int:
+    from ccm.readfile import env_limit
+
+    return env_limit(ENV_MAX_BYTES, DEFAULT_MAX_BYTES)
 
 
 class HTTPGetError(CCMError):
@@ -31,25 +41,21 @@ class HTTPGetError(CCMError):
 
 
 def redact_url(url: str) -> str:
-    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``; others unchanged."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return url if "@" not in url else "REDACTED"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urllib.parse.urlunsplit((parts.scheme, f"REDACTED@{host}", parts.path, parts.query, parts.fragment))
+    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``, from the raw text."""
+    from ccm.redact import redact_url as _redact
+
+    return _redact(url)
 
 
 def split_credentials(url: str) -> Tuple[str, str, str]:
-    """Return ``(url without user info, username, password)`` (both unquoted)."""
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url, "", ""
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    user, _, password = userinfo.partition(":")
-    clean = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    """Return ``(url without user info, username, password)`` (both unquoted).
+
+    The user info is found in the raw text (``ccm.redact.split_userinfo``), so an
+    unencoded ``#``, ``/`` or ``?`` in a password neither splits the URL nor leaks.
+    """
+    from ccm.redact import split_userinfo
+
+    clean, user, password = split_userinfo(url)
     return clean, urllib.parse.unquote(user), urllib.parse.unquote(password)
 
 
@@ -65,6 +71,8 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         new = urllib.parse.urlsplit(newurl)
         if new.scheme not in ("http", "https"):
             raise HTTPGetError(f"refusing redirect to a {new.scheme or 'relative'} URL")
+        if urllib.parse.urlsplit(req.full_url).scheme == "https" and new.scheme == "http":
+            raise HTTPGetError(f"refusing redirect from https to http ({redact_url(newurl)})")
         result = super().redirect_request(req, fp, code, msg, headers, newurl)
         if result is not None:
             old = urllib.parse.urlsplit(req.full_url)
@@ -83,8 +91,15 @@ class Sink(Protocol):
 
 
 def get(url: str, out: Sink, *, username: str = "", password: str = "",
-        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT) -> int:
-    """GET ``url`` and stream the body into ``out``; returns the number of bytes written."""
+        headers: Optional[Mapping[str, str]] = None, timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: Optional[int] = None) -> int:
+    """GET ``url`` and stream the body into ``out``; returns the number of bytes written.
+
+    ``timeout`` is one deadline for the whole request (connect, headers, body), not per
+    read; more than ``max_bytes`` (default ``download_limit()``) or a body shorter or
+    longer than its ``Content-Length`` is an error.
+    """
+    limit = download_limit() if max_bytes is None else max_bytes
     shown = redact_url(url)
     try:
         clean, url_user, url_pass = split_credentials(url)
@@ -102,16 +117,21 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
             request.add_header("Authorization", basic_auth(url_user, url_pass))
     for key, value in explicit.items():
         request.add_header(key, value)
-    opener = urllib.request.build_opener(
-        urllib.request.HTTPSHandler(context=ssl.create_default_context()), _Redirects())
+    watchdog = _Watchdog(timeout)
+    opener = urllib.request.build_opener(_WatchedHTTP(watchdog),
+                                         _WatchedHTTPS(watchdog, ssl.create_default_context()), _Redirects())
     deadline = time.monotonic() + timeout
     total = 0
     try:
-        with opener.open(request, timeout=timeout) as resp:
+        with watchdog, opener.open(request, timeout=timeout) as resp:
             status = resp.getcode()
             if status != 200:
                 raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
             sock = _socket_of(resp)
+            declared = resp.headers.get("Content-Length")
+            expected = int(declared) if declared and (declared.strip().isascii() and declared.strip().isdigit()) else None
+            if expected is not None and expected > limit:
+                raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -122,12 +142,20 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
                     except OSError:
                         sock = None
                 chunk = resp.read1(_CHUNK)
+                if watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
+                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
                 if not chunk:
                     break
-                out.write(chunk)
                 total += len(chunk)
+                if total > limit:
+                    raise HTTPGetError(f"GET {shown}: body exceeds the limit of {limit} bytes")
+                out.write(chunk)
+            if expected is not None and total != expected:
+                raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
     except HTTPGetError:
         raise
+    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():
+        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except urllib.error.HTTPError as exc:
         raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
     except urllib.error.URLError as exc:
@@ -137,9 +165,76 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
         raise HTTPGetError(f"GET {shown}: {reason}") from None
     except socket.timeout:
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-    except (OSError, ValueError) as exc:
-        raise HTTPGetError(f"GET {shown}: {exc}") from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise HTTPGetError(f"GET {shown}: {redact_url(str(exc)) or type(exc).__name__}") from None
     return total
+
+
+class _Watchdog:
+    """One deadline for connect, headers and body: when it passes, every socket the request
+    opened (redirects included) is shut down, so a server dripping its headers cannot hold
+    the request open with per-read timeouts."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.sockets: List[socket.socket] = []
+        self.fired = False
+        self._timer: Optional[threading.Timer] = None
+
+    def watch(self, sock: Optional[socket.socket]) -> None:
+        if sock is not None:
+            self.sockets.append(sock)
+
+    def _fire(self) -> None:
+        self.fired = True
+        for sock in self.sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer = threading.Timer(self.timeout, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, watchdog: _Watchdog):
+        super().__init__()
+        self.watchdog = watchdog
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        dog = self.watchdog
+
+        class Conn(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                dog.watch(self.sock)
+
+        return self.do_open(Conn, req)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, watchdog: _Watchdog, context: ssl.SSLContext):
+        super().__init__(context=context)
+        self.watchdog = watchdog
+        self.context = context
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        dog = self.watchdog
+
+        class Conn(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                dog.watch(self.sock)
+
+        return self.do_open(Conn, req, context=self.context)
 
 
 def _socket_of(resp) -> Optional[socket.socket]:

@@ -6,8 +6,8 @@ or the error that rejected the manifest) and ``write`` stores them as one JSON d
 atomically. Puppet's ``last_run_summary.yaml`` is the anchor: a monitor reads
 ``end_time`` to alert on stale runs and ``exit_code``/``failed_resources`` on bad ones.
 
-Guarantees: the file is replaced atomically (``ccm.atomicfile``); times are UTC RFC 3339
-plus Unix seconds; messages are the ones the run printed (already redacted there).
+Guarantees: the file is replaced atomically (``ccm.fsafe.atomic_replace``: no symlink
+followed, no partial file); times are UTC RFC 3339 plus Unix seconds; messages are the ones the run printed (already redacted there).
 Not: a history (one run only), nor the event log (``--json`` or a session has that).
 """
 from __future__ import annotations
@@ -80,11 +80,12 @@ class LastRun:
     def write(self, path: str) -> None:
         """Replace ``path`` atomically; a missing parent directory is created (0755), as
         cron lines and timers name a state directory nothing else creates."""
-        from ccm.atomicfile import write_text
+        from ccm import fsafe
 
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             if os.path.lexists(parent):
                 raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent)
             os.makedirs(parent, mode=0o755, exist_ok=True)
-        write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
+        with fsafe.atomic_replace(os.path.abspath(path), mode=0o644) as fh:
+            fh.write((json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))

@@ -14,6 +14,7 @@ Not: the no-op sink used when metrics are off (``ccm.manager.NoopMetrics``).
 from __future__ import annotations
 
 import math
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -271,8 +272,14 @@ def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
 
 
 def write_textfile(metrics: Metrics, path: str) -> None:
-    """Write the node_exporter textfile-collector format to ``path`` atomically
-    (``ccm.atomicfile``: never a partial file, no temporary file left behind)."""
-    from ccm.atomicfile import write_text
+    """Write the node_exporter textfile-collector format to ``path`` atomically: a
+    temporary file in the same directory (not ending in ``.prom``, so the collector never
+    reads a partial file) renamed over ``path``; no temporary file is left behind."""
+    from ccm import fsafe
+    from ccm.model.errors import CCMError
 
-    write_text(path, metrics.exposition())
+    try:
+        with fsafe.atomic_replace(os.path.abspath(path), mode=0o644) as fh:
+            fh.write(metrics.exposition().encode("utf-8"))
+    except OSError as exc:
+        raise CCMError(f"cannot write metrics file {path}: {exc.strerror or exc}") from None

@@ -16,6 +16,7 @@ import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ccm.log import internal
+from ccm.model.durations import clamp_timeout
 from ccm.model.runner import BASE_PATH, CommandResult, find_command
 
 log = internal("ccm.runner")
@@ -89,7 +90,7 @@ class SubprocessRunner:
         out: bytes
         err_b: bytes
         try:
-            out, err_b = proc.communicate(input=stdin, timeout=timeout)
+            out, err_b = proc.communicate(input=stdin, timeout=clamp_timeout(timeout))
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)

@@ -14,8 +14,19 @@ place, so an existing symlink at a member's path is replaced, never followed. Mo
 keep the permission bits only (no setuid/setgid/sticky). While writing, every parent
 directory is re-checked with ``realpath`` as a second line of defence.
 
-Not: a decompression-bomb guard (sizes are not limited), nor an owner-preserving
-extractor (files belong to the caller, or to ``uid``/``gid`` when given).
+Bombs: ``Limits`` bound the total extracted bytes, the entry count and the expansion
+ratio (extracted bytes / archive bytes, once past ``ratio_floor``). Declared sizes are
+checked before anything is written and actual bytes are counted while streaming, so a
+lying header stops the extraction as soon as the budget is spent.
+
+All or nothing: members are extracted into a private temp directory inside ``dest``
+(``.ccm-extract-<hex>``) and moved into place only when every member was written; a
+failure (an overlong name, a full disk, a limit) leaves ``dest`` as it was. Conflicts
+that would stop the move (a file replacing a non-empty directory) are checked before
+the first move. Leftover temp directories of a killed run are removed by the next
+extraction into the same ``dest`` (ours, older than this process).
+
+Not: an owner-preserving extractor (files belong to the caller, or to ``uid``/``gid``).
 """
 from __future__ import annotations
 
@@ -38,6 +49,36 @@ KIND_ZIP = "zip"
 FILE, DIR, SYMLINK, HARDLINK = "file", "dir", "symlink", "hardlink"
 _MAX_LINK_HOPS = 40
 _CHUNK = 1 << 20
+_TEMP_PREFIX = ".ccm-extract-"
+
+
+@dataclass
+class Limits:
+    """Bounds on one extraction; the defaults fit real software bundles."""
+
+    max_bytes: int = 8 << 30        # total extracted bytes
+    max_entries: int = 200_000      # members
+    max_ratio: int = 200            # extracted bytes per archive byte ...
+    ratio_floor: int = 64 << 20     # ... enforced once this much was extracted
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class _Budget:
+    def __init__(self, limits: Limits, archive_size: int):
+        self.limits = limits
+        self.archive_size = max(archive_size, 1)
+        self.total = 0
+
+    def spend(self, n: int) -> None:
+        self.total += n
+        lim = self.limits
+        if self.total > lim.max_bytes:
+            raise UnsafeArchive(f"archive expands to more than {lim.max_bytes} bytes (limit)")
+        if self.total > lim.ratio_floor and self.total > lim.max_ratio * self.archive_size:
+            raise UnsafeArchive(f"archive expands more than {lim.max_ratio} times its size of "
+                                f"{self.archive_size} bytes (a decompression bomb?)")
 
 
 class UnsafeArchive(CCMError):
@@ -87,9 +128,21 @@ def _clean_name(raw: str) -> str:
     return "/".join(parts)
 
 
-def _tar_members(tf: tarfile.TarFile) -> List[Member]:
+def _tar_infos(tf: tarfile.TarFile, max_entries: int):
+    count = 0
+    while True:
+        info = tf.next()
+        if info is None:
+            return
+        count += 1
+        if count > max_entries:
+            raise UnsafeArchive(f"archive has more than {max_entries} entries (limit)")
+        yield info
+
+
+def _tar_members(tf: tarfile.TarFile, max_entries: int = DEFAULT_LIMITS.max_entries) -> List[Member]:
     out = []
-    for info in tf.getmembers():
+    for info in _tar_infos(tf, max_entries):
         name = _clean_name(info.name)
         if not name:
             if info.isdir():
@@ -117,8 +170,10 @@ def _tar_members(tf: tarfile.TarFile) -> List[Member]:
     return out
 
 
-def _zip_members(zf: zipfile.ZipFile) -> List[Member]:
+def _zip_members(zf: zipfile.ZipFile, max_entries: int = DEFAULT_LIMITS.max_entries) -> List[Member]:
     out = []
+    if len(zf.infolist()) > max_entries:
+        raise UnsafeArchive(f"archive has more than {max_entries} entries (limit)")
     for info in zf.infolist():
         name = _clean_name(info.filename)
         unix = (info.external_attr >> 16) & 0xFFFF
@@ -244,7 +299,16 @@ def _ensure_dir(real_dest: str, path: str, mode: int) -> None:
     if os.path.lexists(path):
         os.unlink(path)
     os.mkdir(path, mode | 0o700)
-    os.chmod(path, mode | 0o700)
+    _chmod_dir(path, mode | 0o700)
+
+
+def _chmod_dir(path: str, mode: int) -> None:
+    """chmod through a descriptor opened without following a symlink swapped in."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _replace_with(tmp: str, path: str) -> None:
@@ -256,14 +320,20 @@ def _replace_with(tmp: str, path: str) -> None:
     os.rename(tmp, path)
 
 
-def _write_file(real_dest: str, path: str, src, mode: int) -> None:
+def _write_file(real_dest: str, path: str, src, mode: int, budget: Optional[_Budget] = None) -> None:
     parent = os.path.dirname(path)
     _ensure_dir(real_dest, parent, 0o755)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(src, out, _CHUNK)
-        os.chmod(tmp, mode)
+            while True:
+                chunk = src.read(_CHUNK)
+                if not chunk:
+                    break
+                if budget is not None:
+                    budget.spend(len(chunk))
+                out.write(chunk)
+            os.fchmod(out.fileno(), mode)
         _replace_with(tmp, path)
     finally:
         if os.path.lexists(tmp):
@@ -306,7 +376,7 @@ def list_members(archive: str, kind: Optional[str] = None) -> List[Member]:
 
 def extract(archive: str, dest: str, *, kind: Optional[str] = None, allow_links: bool = True,
             uid: Optional[int] = None, gid: Optional[int] = None,
-            dir_mode: int = 0o755) -> List[str]:
+            dir_mode: int = 0o755, limits: Optional[Limits] = None) -> List[str]:
     """Extract ``archive`` into ``dest`` (created with ``dir_mode`` if missing).
 
     ``kind`` defaults to the one given by the archive's name. ``allow_links=False``
@@ -317,12 +387,18 @@ def extract(archive: str, dest: str, *, kind: Optional[str] = None, allow_links:
     kind = kind or archive_kind(archive)
     if kind is None:
         raise ArchiveError(f"unsupported archive type: {archive}")
+    limits = limits or DEFAULT_LIMITS
     handle = _open(archive, kind)
     try:
         try:
-            members = _zip_members(handle) if kind == KIND_ZIP else _tar_members(handle)
+            members = (_zip_members(handle, limits.max_entries) if kind == KIND_ZIP
+                       else _tar_members(handle, limits.max_entries))
         except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             raise ArchiveError(f"cannot read {kind} archive {archive}: {exc}") from None
+        declared = sum(_declared_size(m) for m in members)
+        if declared > limits.max_bytes:
+            raise UnsafeArchive(f"archive declares {declared} bytes, more than the limit of {limits.max_bytes}")
+        budget = _Budget(limits, os.path.getsize(archive))
         if not allow_links:
             for m in members:
                 if m.kind in (SYMLINK, HARDLINK):
@@ -331,7 +407,14 @@ def extract(archive: str, dest: str, *, kind: Optional[str] = None, allow_links:
         validate_members(members, dest)
         try:
             os.makedirs(dest, mode=dir_mode, exist_ok=True)
-            return _write_members(handle, kind, members, dest, uid, gid)
+            _sweep_stale(dest)
+            staging = tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=dest)
+            try:
+                _write_members(handle, kind, members, staging, uid, gid, budget)
+                _check_conflicts(members, dest)
+                return _move_into_place(members, staging, dest)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
         except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             raise ArchiveError(f"cannot read {kind} archive {archive}: {exc}") from None
         except OSError as exc:
@@ -340,8 +423,65 @@ def extract(archive: str, dest: str, *, kind: Optional[str] = None, allow_links:
         handle.close()
 
 
+def _declared_size(m: Member) -> int:
+    if m.kind != FILE:
+        return 0
+    return int(getattr(m.ref, "size", None) or getattr(m.ref, "file_size", 0) or 0)
+
+
+def _sweep_stale(dest: str) -> None:
+    from ccm import fsafe
+
+    try:
+        fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        fsafe.sweep_stale(fd, prefix=_TEMP_PREFIX)
+    finally:
+        os.close(fd)
+
+
+def _check_conflicts(members: Sequence[Member], dest: str) -> None:
+    """Refuse, before moving anything, a member that would replace a non-empty directory."""
+    for m in members:
+        if m.kind == DIR:
+            continue
+        path = os.path.join(dest, *m.name.split("/"))
+        if os.path.isdir(path) and not os.path.islink(path) and os.listdir(path):
+            raise ArchiveError(f"cannot replace directory {path} with a file: directory not empty")
+
+
+def _move_into_place(members: Sequence[Member], staging: str, dest: str) -> List[str]:
+    real_dest = os.path.realpath(dest)
+    written: List[str] = []
+    dir_modes: List[Tuple[str, int, int, int]] = []
+    for m in members:
+        src = os.path.join(staging, *m.name.split("/"))
+        path = os.path.join(dest, *m.name.split("/"))
+        if m.kind == DIR:
+            st = os.lstat(src)
+            _ensure_dir(real_dest, path, 0o700)
+            dir_modes.append((path, m.mode, st.st_uid, st.st_gid))
+        elif os.path.lexists(src):
+            _ensure_dir(real_dest, os.path.dirname(path), 0o755)
+            if not _inside(real_dest, os.path.dirname(path)):
+                raise UnsafeArchive(f"{path} resolves outside the destination")
+            _replace_with(src, path)
+        written.append(path)
+    for path, mode, uid, gid in reversed(dir_modes):
+        if not os.path.islink(path):
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                os.fchown(fd, uid, gid)
+                os.fchmod(fd, mode | 0o700)
+            finally:
+                os.close(fd)
+    return written
+
+
 def _write_members(handle, kind: str, members: Sequence[Member], dest: str,
-                   uid: Optional[int], gid: Optional[int]) -> List[str]:
+                   uid: Optional[int], gid: Optional[int], budget: Optional[_Budget] = None) -> List[str]:
     real_dest = os.path.realpath(dest)
     written: List[str] = []
     dir_modes: List[Tuple[str, int]] = []
@@ -353,7 +493,7 @@ def _write_members(handle, kind: str, members: Sequence[Member], dest: str,
         elif m.kind == FILE:
             src = handle.open(m.ref) if kind == KIND_ZIP else handle.extractfile(m.ref)
             try:
-                _write_file(real_dest, path, src, m.mode)
+                _write_file(real_dest, path, src, m.mode, budget)
             finally:
                 src.close()
         elif m.kind == SYMLINK:
@@ -371,7 +511,7 @@ def _write_members(handle, kind: str, members: Sequence[Member], dest: str,
     # Owner keeps rwx so the caller can always clean up what it extracted.
     for path, mode in reversed(dir_modes):
         if not os.path.islink(path):
-            os.chmod(path, mode | 0o700)
+            _chmod_dir(path, mode | 0o700)
     return written
 
 

@@ -8,14 +8,33 @@ dates become ``datetime``. Upstream reads YAML with yaml.v3 into plain values: o
 yaml.v3 decodes an integer-looking scalar into a *string* field as its literal text, so
 ``mode: 0644`` is the string ``"0644"`` there. Our integers remember their text
 (``TextInt``) so string-typed properties get exactly what was written. Uses libyaml when
-present. This is the only YAML loader in ccm.
+present. This is the only YAML loader in ccm: manifests, Hiera data, facts files, config
+and set files all come through ``load``.
+
+Hostile input is bounded here, before anything walks the value:
+
+* duplicate mapping keys are an error naming the key and both lines (yaml.v3 rejects
+  them too; PyYAML silently keeps the last);
+* nesting deeper than ``MAX_DEPTH`` is an error (the C composer recurses and would
+  crash the process with SIGSEGV at ~40,000 levels);
+* alias expansion ("billion laughs") is counted on the node graph before construction:
+  more than ``MAX_ALIAS_NODES`` nodes produced by aliases is an error, found in
+  milliseconds because each node is counted once;
+* every syntax error is a ``YAMLLoadError`` rendered ``FILE:LINE:COLUMN: message``.
 """
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Dict, Optional, Tuple
 
 import yaml
+
+from ccm.model.errors import CCMError
+
+MAX_DEPTH = 100
+MAX_ALIAS_NODES = 1_000_000
+
+Positions = Dict[int, Tuple[int, int]]
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -35,8 +54,60 @@ class TextInt(int):
         return (TextInt, (int(self), self.text))
 
 
+class YAMLLoadError(CCMError, yaml.YAMLError):
+    """A YAML document was rejected: syntax, duplicate key, depth or alias bound."""
+
+    def __init__(self, message: str, *, source: str = "", line: int = 0, column: int = 0):
+        self.message = message
+        self.source = source
+        self.line = line
+        self.column = column
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if not self.line:
+            return f"{self.source}: {self.message}" if self.source else self.message
+        where = f"{self.source}:{self.line}:{self.column}" if self.source else \
+            f"line {self.line} column {self.column}"
+        return f"{where}: {self.message}"
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+def _mark(node_or_mark: Any) -> Tuple[int, int]:
+    mark = getattr(node_or_mark, "start_mark", node_or_mark)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
 class Loader(_Base):  # type: ignore[misc,valid-type]
-    pass
+    source = ""
+    positions: Optional[Positions] = None
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: Dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue  # reported by the constructor ("unhashable key")
+                first = seen.get(key)
+                if first is not None:
+                    line, col = _mark(key_node)
+                    raise YAMLLoadError(f"duplicate key \"{key}\" (first defined on line {_mark(first)[0]})",
+                                        source=self.source, line=line, column=col)
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        obj = super().construct_object(node, deep=deep)
+        if self.positions is not None and isinstance(obj, (dict, list)):
+            self.positions.setdefault(id(obj), _mark(node))
+        return obj
 
 
 _DROP = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
@@ -64,7 +135,7 @@ def parse_go_int(text: str) -> int:
     if s[:1] in "+-":
         sign = -1 if s[0] == "-" else 1
         s = s[1:]
-    if len(s) > 1 and s[0] == "0" and s[1].isdigit():
+    if len(s) > 1 and s[0] == "0" and (s[1].isascii() and s[1].isdigit()):
         try:
             return sign * int(s, 8)
         except ValueError:
@@ -72,9 +143,19 @@ def parse_go_int(text: str) -> int:
     return sign * int(s, 0)
 
 
-def _construct_int(loader: Any, node: Any) -> int:
+def _construct_int(loader: Any, node: Any) -> Any:
     text = str(loader.construct_scalar(node))
-    return TextInt(parse_go_int(text), text)
+    if len(text) > 80:   # beyond int64/uint64 (and Python's digit limit): yaml.v3 keeps the text
+        return text
+    try:
+        value = parse_go_int(text)
+    except (ValueError, IndexError):   # only reachable through an explicit !!int tag
+        line, col = _mark(node)
+        raise YAMLLoadError(f"cannot decode {text!r} as an integer", source=getattr(loader, "source", ""),
+                            line=line, column=col) from None
+    if not -(1 << 63) <= value < (1 << 64):
+        return text
+    return TextInt(value, text)
 
 
 def _construct_float(loader: Any, node: Any) -> float:
@@ -83,16 +164,146 @@ def _construct_float(loader: Any, node: Any) -> float:
         return float("-inf") if text.startswith("-") else float("inf")
     if text.endswith("nan"):
         return float("nan")
-    return float(text)
+    try:
+        return float(text)
+    except ValueError:   # only reachable through an explicit !!float tag
+        line, col = _mark(node)
+        raise YAMLLoadError(f"cannot decode {text!r} as a float", source=getattr(loader, "source", ""),
+                            line=line, column=col) from None
 
 
+def _construct_bool(loader: Any, node: Any) -> bool:
+    text = str(loader.construct_scalar(node))
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    line, col = _mark(node)
+    raise YAMLLoadError(f"cannot decode {text!r} as a boolean", source=getattr(loader, "source", ""),
+                        line=line, column=col)
+
+
+Loader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 Loader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
 
 
-def load(text: Any) -> Any:
-    return yaml.load(text, Loader=Loader)  # noqa: S506 - a safe loader subclass
+def _check_depth(text: str, source: str) -> None:
+    """Refuse nesting deeper than ``MAX_DEPTH`` from the event stream (no recursion)."""
+    if len(text) <= MAX_DEPTH:
+        return  # each level takes at least one character
+    depth = 0
+    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    for event in yaml.parse(text, Loader=_Base):
+        if isinstance(event, starts):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, col = _mark(event.start_mark)
+                raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source,
+                                    line=line, column=col)
+        elif isinstance(event, ends):
+            depth -= 1
+
+
+def _check_aliases(root: Any, source: str) -> None:
+    """Refuse documents whose aliases would expand to more than ``MAX_ALIAS_NODES`` nodes."""
+    sizes: Dict[int, int] = {}
+    unique = [0]
+
+    def size(node: Any) -> int:
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        unique[0] += 1
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        sizes[id(node)] = total
+        return total
+
+    expanded = size(root)
+    if expanded - unique[0] > MAX_ALIAS_NODES:
+        raise YAMLLoadError(f"aliases expand to {expanded} nodes, more than the limit of "
+                            f"{MAX_ALIAS_NODES}", source=source, line=1, column=1)
+
+
+def _wrap(exc: yaml.YAMLError, source: str, text: str) -> YAMLLoadError:
+    if isinstance(exc, YAMLLoadError):
+        return exc
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.reader.ReaderError):
+        pos = exc.position
+        before = text[:pos] if isinstance(text, str) else ""
+        line = before.count("\n") + 1
+        col = pos - (before.rfind("\n") + 1) + 1
+        char = exc.character
+        code = f"#x{ord(char):04x}" if isinstance(char, str) else f"#x{char:02x}"
+        return YAMLLoadError(f"unacceptable character {code}: special characters are not allowed",
+                             source=source, line=line, column=col)
+    if problem is None:
+        return YAMLLoadError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, source=source)
+    context = getattr(exc, "context", None)
+    message = f"{problem} ({context})" if context else str(problem)
+    line, col = _mark(mark)
+    return YAMLLoadError(message, source=source, line=line, column=col)
+
+
+def load(text: Any, *, source: str = "", positions: Optional[Positions] = None) -> Any:
+    """Decode one YAML document; ``YAMLLoadError`` names ``source``, line and column.
+
+    With ``positions`` (a dict), every mapping and sequence built is recorded there as
+    ``id(obj) -> (line, column)`` (1-based); see ``line_of``.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise YAMLLoadError(f"invalid UTF-8 at byte offset {exc.start}", source=source) from None
+    try:
+        _check_depth(text, source)
+        loader = Loader(text)
+        loader.source = source
+        loader.positions = positions
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            if "*" in text:
+                _check_aliases(node, source)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        raise _wrap(exc, source, text) from None
+    except RecursionError:
+        raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source) from None
+    except (KeyError, ValueError, TypeError, IndexError, OverflowError) as exc:  # an explicit tag's constructor
+        raise YAMLLoadError(f"cannot decode the document: {exc}", source=source) from None
+
+
+def check_depth(value: Any, source: str = "") -> Any:
+    """``value`` (parsed JSON) unless it nests deeper than ``MAX_DEPTH`` (iterative walk)."""
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+        todo.extend((child, depth + 1) for child in children)
+    return value
+
+
+def line_of(positions: Positions, obj: Any) -> int:
+    """The 1-based line where ``obj`` (a mapping or sequence from ``load``) starts, or 0."""
+    return positions.get(id(obj), (0, 0))[0]
 
 
 _CACHE_PREFIX = "yaml-"
@@ -100,7 +311,7 @@ _CACHE_KEEP = 32
 _CACHE_MIN_BYTES = 16 * 1024   # below this, parsing is cheaper than the cache round trip
 
 
-def load_cached(text: str) -> Any:
+def load_cached(text: str, *, source: str = "") -> Any:
     """``load`` for large documents parsed again and again (manifests on every cron run).
 
     The parsed value is kept in ccm's private cache (``ccm.cache``) keyed by the sha256 of
@@ -108,7 +319,7 @@ def load_cached(text: str) -> Any:
     objects per node, a pickle load builds only the result. Any cache problem means parsing.
     """
     if len(text) < _CACHE_MIN_BYTES:
-        return load(text)
+        return load(text, source=source)
     import hashlib
     import pickle
 
@@ -121,7 +332,7 @@ def load_cached(text: str) -> Any:
             return pickle.loads(raw)  # noqa: S301 - written by us into our private 0700 cache
         except Exception:
             pass
-    value = load(text)
+    value = load(text, source=source)
     try:
         data = pickle.dumps(value, protocol=4)
     except Exception:

@@ -210,10 +210,12 @@ def test_write_textfile_is_atomic_and_leaves_nothing_behind(tmp_path):
 def test_write_textfile_failure_cleans_up(tmp_path):
     target = tmp_path / "adir"
     target.mkdir()   # os.replace cannot put a file over a directory
-    with pytest.raises(OSError):
+    from ccm.model.errors import CCMError
+
+    with pytest.raises(CCMError, match="cannot write metrics file .*Is a directory"):
         write_textfile(Metrics(), str(target))
     assert sorted(os.listdir(tmp_path)) == ["adir"]
-    with pytest.raises(OSError):
+    with pytest.raises(CCMError, match="cannot write metrics file"):
         write_textfile(Metrics(), str(tmp_path / "missing-dir" / "x.prom"))
 
 

@@ -106,7 +106,9 @@ EXPECTED_PROPERTIES = {
     "exec": COMMON | {"command", "cwd", "environment", "path", "returns", "timeout", "creates", "onlyif",
                       "unless", "refreshonly", "subscribe", "logoutput"},
     "archive": COMMON | {"url", "headers", "username", "password", "checksum", "extract_parent", "creates",
-                         "cleanup", "owner", "group"},
+                         "cleanup", "owner", "group",
+                         # ccm additions (issue 15): per-resource decompression-bomb bounds
+                         "max_extract_bytes", "max_extract_entries", "max_extract_ratio"},
     "scaffold": COMMON | {"source", "engine", "left_delimiter", "right_delimiter", "skip_empty", "purge",
                           "data", "post"},
     "apply": COMMON | {"noop", "health_check_only", "allow_apply", "data"},

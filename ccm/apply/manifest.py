@@ -67,18 +67,16 @@ def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[
 
 
 def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
+    from ccm.readfile import read_text
+
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ManifestError(f"{path}: not a text manifest (invalid UTF-8 at byte {exc.start}); "
-                            "bundles are gzipped tar files (.tar.gz, .tgz)") from None
+        text = read_text(path, "manifest")
+    except ValidationError as exc:
+        raise ManifestError(str(exc)) from None
     try:
-        doc = yamlio.load_cached(text)
+        doc = yamlio.load_cached(text, source=path)
     except yamlio.YAMLError as exc:
-        raise ManifestError(f"{path}: invalid YAML: {exc}") from None
+        raise ManifestError(f"invalid YAML: {exc}") from None
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -187,11 +185,12 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
     from ccm.templates.jet import render_jet
 
     path = jet_file if os.path.isabs(jet_file) else os.path.join(directory, jet_file)
+    from ccm.readfile import read_text
+
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            source = fh.read()
-    except OSError as exc:
-        raise ManifestError(f"cannot read resources_jet_file {path}: {exc.strerror or exc}") from None
+        source = read_text(path, "resources_jet_file")
+    except ValidationError as exc:
+        raise ManifestError(str(exc)) from None
     env = manager.template_environment()
     try:
         rendered = render_jet(source, env, functions={k: v for k, v in env.items() if callable(v)},
@@ -201,9 +200,9 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
     if not rendered.strip():
         raise ManifestError("resources jet template produced no output, check for syntax errors")
     try:
-        return yamlio.load(rendered)
+        return yamlio.load(rendered, source=f"{path} (rendered)")
     except yamlio.YAMLError as exc:
-        raise ManifestError(f"{path}: rendered resources are not valid YAML: {exc}") from None
+        raise ManifestError(f"rendered resources are not valid YAML: {exc}") from None
 
 
 def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = None,

@@ -7,6 +7,7 @@ from typing import Any, List, Optional
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import add_bool, build_manager, cli_facts
+from ccm.model.errors import ValidationError
 
 EXIT_REJECTED = 1
 
@@ -71,6 +72,8 @@ def run(argv: List[str]) -> int:
         from ccm.model.errors import UsageError
 
         raise UsageError("cannot set healthcheck only and noop mode at the same time")
+    if not args.manifest.strip():
+        raise ValidationError("source is required")
     if args.checksum is not None:
         from ccm.remote import parse_checksum
 
@@ -83,6 +86,11 @@ def run(argv: List[str]) -> int:
         record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
     metrics = None
     if args.metrics_file:
+        parent = os.path.dirname(os.path.abspath(args.metrics_file))
+        if not os.path.isdir(parent):
+            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} is not writable")
         from ccm.metrics import Metrics
 
         metrics = Metrics()
@@ -128,8 +136,8 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
         metrics.set("last_run_exit_code", rc)
         try:
             write_textfile(metrics, args.metrics_file)
-        except OSError as exc:
-            problems.append(f"cannot write --metrics-file {args.metrics_file}: {exc.strerror or exc}")
+        except CCMError as exc:  # "cannot write metrics file PATH: reason"
+            problems.append(str(exc))
     if problems and not error:
         raise CCMError("; ".join(problems))
     for problem in problems:  # the run already failed with its own error: do not hide it

@@ -99,20 +99,18 @@ def load_data_file(path: str, what: str = "facts file") -> Dict[str, Any]:
     """A JSON (first non-blank char ``{``/``[``) or YAML map from ``path``."""
     from ccm.data.sources import parse_text
 
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"failed to read {what} {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    from ccm.readfile import read_text
+
+    text = read_text(path, what)
     if not text.strip():
         return {}
     try:
         value = parse_text(text, path)
     except ValidationError as exc:
         reason = str(exc)
-        prefix = f"failed to parse {path}: "
+        prefix = "failed to parse "
         reason = reason[len(prefix):] if reason.startswith(prefix) else reason
-        raise ValidationError(f"failed to parse {what} {path}: {reason}") from None
+        raise ValidationError(f"failed to parse {what} {reason}") from None
     if value is None:
         return {}
     if not isinstance(value, dict):

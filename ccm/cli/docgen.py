@@ -193,6 +193,8 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_CACHE_DIR", "private cache of schema verdicts and parsed manifests"),
     ("CCM_LOCK_DIR", "directory of the package and service lock files (default /run/lock for root)"),
     ("CCM_LOCK_TIMEOUT", "how long to wait for those locks (default 10 minutes)"),
+    ("CCM_MAX_DOCUMENT_BYTES", "the largest manifest, data or facts file read"),
+    ("CCM_MAX_DOWNLOAD_BYTES", "the largest download: archives, bundles (default 4 GiB)"),
     ("CCM_NATS_RETRY_SECONDS", "how long JetStream operations retry through elections (default 15)"),
     ("CCM_SYSLOG_SOCKET", "syslog socket for --syslog (default /dev/log)"),
     ("CCM_TRACEBACK", "print a Python traceback with an error"),

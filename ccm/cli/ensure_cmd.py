@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import add_bool, build_manager, current_owner
-from ccm.model.errors import CCMError, UsageError, ValidationError
+from ccm.model.errors import CCMError, UsageError
 
 _UNSET = object()
 
@@ -125,12 +125,9 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         props["content"] = args.content
     elif args.content_file:
         require_file(args.content_file)
-        try:
-            with open(args.content_file, "r", encoding="utf-8") as fh:
-                props["content"] = fh.read()
-        except UnicodeDecodeError as exc:
-            raise ValidationError(f"content file {args.content_file} is not UTF-8 text (invalid byte at "
-                                  f"offset {exc.start}); use --source to copy a binary file") from None
+        from ccm.readfile import read_text
+
+        props["content"] = read_text(args.content_file, "content file")
     if args.source:
         require_file(args.source)
         props["source"] = os.path.abspath(args.source)
@@ -341,15 +338,17 @@ def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, A
     from ccm.model.events import ENSURE_REQUEST_PROTOCOL
 
     try:
-        request = yamlio.load(text) if text.strip() else None
-    except yamlio.YAMLError:
-        request = None
+        request = yamlio.load(text, source="request") if text.strip() else None
+    except yamlio.YAMLError as exc:
+        return {"error": f"invalid request: {exc}"}
     if not isinstance(request, dict) or request.get("protocol") != ENSURE_REQUEST_PROTOCOL:
         proto = request.get("protocol", "") if isinstance(request, dict) else ""
         return {"error": f'invalid protocol "{proto}"'}
     type_name = request.get("type")
     if not type_name:
         return {"error": "missing type in request"}
+    if not isinstance(type_name, str):
+        return {"error": f"invalid request: type must be a string, got {type(type_name).__name__}"}
     raw_props = request.get("properties")
     if not raw_props:
         return {"error": "missing properties in request"}
@@ -375,10 +374,12 @@ def run_pipe(args: argparse.Namespace) -> int:
         manager.user_log = UserLogger(stream=sys.stderr)  # stdout carries only the response
         return manager
 
-    try:  # bytes, decoded strictly: undecodable input must not come back as surrogates
-        text = sys.stdin.buffer.read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        _respond({"error": f"request is not UTF-8 text (invalid byte at offset {exc.start})"}, args.yaml)
+    from ccm.readfile import ReadError, decode, read_stream
+
+    try:
+        text = decode(read_stream(sys.stdin.buffer, "request on stdin"), "request on", "stdin")
+    except ReadError as exc:
+        _respond({"error": f"invalid request: {exc}"}, args.yaml)
         return 0
     _respond(handle_request(factory, text), args.yaml)
     return 0

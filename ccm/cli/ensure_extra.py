@@ -48,7 +48,8 @@ def _headers(items: List[str]) -> Dict[str, str]:
     for item in items:
         positions = [i for i in (item.find(":"), item.find("=")) if i > 0]
         if not positions:
-            raise UsageError(f"invalid header {item!r}: expected K:V")
+            name = item.split(None, 1)[0] if item.strip() else ""
+            raise UsageError(f"invalid header starting {name[:40]!r} (value not shown): expected K:V")
         cut = min(positions)
         out[item[:cut].strip()] = item[cut + 1:].strip()
     return out

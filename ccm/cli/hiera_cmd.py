@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 from ccm.cli.common import (
     ArgumentParser, env_facts, load_data_file, parse_map, require_file, to_json, to_yaml, write,
 )
-from ccm.model.errors import UsageError
+from ccm.model.errors import UsageError, ValidationError
 
 SUBCOMMANDS = {"parse": "parse", "resolve": "parse", "facts": "facts"}
 _USAGE = "usage: ccm hiera <command> [<args> ...]\n\nCommands:\n  parse|resolve  Resolve a Hiera source\n  facts          Show the facts Hiera resolution sees"
@@ -119,6 +119,8 @@ def _run_parse(argv: List[str]) -> int:
         source, fact_args = os.environ["HIERA_INPUT"], []
     else:
         parser.error("required argument 'input' not provided")
+    if not source.strip():
+        raise ValidationError("source is required")
     overrides = _override_data(args.data_file, args.data)
     facts = build_facts(args.facts_file, args.env_facts, fact_args)
 

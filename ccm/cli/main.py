@@ -186,8 +186,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return EXIT_ERROR
 
-    from ccm import log
+    from ccm import log, redact
 
+    redact.install_streams()   # values marked @sensitive never reach stdout/stderr
     log.configure(debug=flags["debug"], info=flags["info"], level=flags["log_level"], quiet=flags["quiet"],
                   color=flags["color"] or "auto", syslog=flags["syslog"])
     try:

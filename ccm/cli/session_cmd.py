@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from typing import List
@@ -30,7 +29,7 @@ def run(argv: List[str]) -> int:
         if args.directory:
             if os.path.isdir(args.directory):
                 raise ValidationError(f"session store {args.directory} already exists")
-            os.makedirs(args.directory, mode=0o755)
+            os.makedirs(args.directory, mode=0o700)
             directory = args.directory
         else:
             directory = tempfile.mkdtemp(prefix="ccm-session-")
@@ -41,7 +40,10 @@ def run(argv: List[str]) -> int:
             raise ValidationError("no session store specified")
         from ccm.session.directory import DirectoryStore
 
+        from ccm.session.directory import check_store
+
         store = DirectoryStore(args.session)
+        check_store(store.directory, must_exist=True)
         summary = store.summary()
         if args.json:
             from ccm.report import json_report
@@ -53,8 +55,9 @@ def run(argv: List[str]) -> int:
             sys.stdout.write(session_summary(summary))
         if args.remove:
             tmp = os.path.realpath(tempfile.gettempdir())
-            target = os.path.realpath(os.path.abspath(args.session))
-            if target.startswith(tmp + os.sep) and target != tmp:
-                shutil.rmtree(target, ignore_errors=True)
+            target = os.path.abspath(args.session)
+            parent = os.path.realpath(os.path.dirname(target))
+            if parent == tmp or parent.startswith(tmp + os.sep):
+                store.destroy()   # our event files only, never through a symlink
         return 0
     raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")

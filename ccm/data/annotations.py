@@ -1,4 +1,4 @@
-"""``@require`` / ``@validate`` annotations read from the comments of a YAML Hiera source.
+"""``@require`` / ``@validate`` / ``@sensitive`` annotations read from the comments of a YAML Hiera source.
 
 PyYAML drops comments, so this is a small line scanner over the text of the ``data:``
 block (spec data-and-templates.md §2.4). It tracks keys by indentation and yields one
@@ -19,6 +19,7 @@ log = logging.getLogger("ccm.data.annotations")
 
 REQUIRE = "require"
 VALIDATE = "validate"
+SENSITIVE = "sensitive"
 
 _BLOCK_SCALAR = re.compile(r"^(?:[&!]\S*\s+)*[|>][-+0-9]*$")
 
@@ -103,6 +104,7 @@ def _split_key(body: str) -> Optional[Tuple[str, str]]:
 
 def _directives(comments: List[str], key: str, line: int) -> List[Rule]:
     required = False
+    sensitive = False
     expression: Optional[str] = None
     for text in comments:
         if not text.startswith("@"):
@@ -113,6 +115,8 @@ def _directives(comments: List[str], key: str, line: int) -> List[Rule]:
             required = True
         elif word == "@validate" and rest:
             expression = rest
+        elif word == "@sensitive" and not rest:
+            sensitive = True
         else:
             log.warning("Unrecognized annotation in hiera data", extra={"kv": {"key": key, "annotation": text}})
     rules: List[Rule] = []
@@ -120,6 +124,8 @@ def _directives(comments: List[str], key: str, line: int) -> List[Rule]:
         rules.append(Rule(key=key, kind=REQUIRE, expression=None, line=line))
     if expression is not None:
         rules.append(Rule(key=key, kind=VALIDATE, expression=expression, line=line))
+    if sensitive:
+        rules.append(Rule(key=key, kind=SENSITIVE, expression=None, line=line))
     return rules
 
 

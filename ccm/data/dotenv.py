@@ -43,13 +43,10 @@ def build_environ(process_env: Mapping[str, str], cwd: str, read_env: bool = Tru
     if not read_env:
         return env
     path = os.path.join(cwd, ".env")
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
+    from ccm.readfile import read_text
+
+    if not os.path.lexists(path):
         return env
-    except OSError as exc:
-        log.warning("could not read %s: %s", path, exc)
-        return env
+    text = read_text(path, "environment file")
     env.update(parse_dotenv(text))
     return env

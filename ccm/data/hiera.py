@@ -175,7 +175,20 @@ def resolve(
     rules: List[Rule] = []
     if source_text is not None and not looks_like_json(source_text):
         rules = parse_annotations(source_text, data_key)
+    _register_sensitive(base, rules)
     return Resolution(data=base, rules=rules)
+
+
+def _register_sensitive(data: Mapping[str, Any], rules: List[Rule]) -> None:
+    """Values under ``# @sensitive`` keys are redacted from every output (``ccm.redact``)."""
+    from ccm import redact
+    from ccm.data.annotations import SENSITIVE
+
+    for rule in rules:
+        if rule.kind == SENSITIVE:
+            value = _dig(data, rule.key)
+            if value is not _MISSING:
+                redact.register(value)
 
 
 _MISSING = object()

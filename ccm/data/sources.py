@@ -9,13 +9,11 @@ caller; without one it fails cleanly.
 """
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
 import re
 from typing import Any, Callable, Mapping, Optional, Tuple, Union
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import yaml
 
@@ -33,90 +31,67 @@ class SourceNotFound(ValidationError):
     """A plain-path source does not exist (callers may treat it as "skip")."""
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, source: str = "") -> Any:
     """Decode one YAML document with upstream's (yaml.v3) scalar rules."""
     from ccm import yamlio
 
-    return yamlio.load(text)
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if mark is not None:
-        return f"line {mark.line + 1} column {mark.column + 1}: {problem}"
-    return str(problem)
+    return yamlio.load(text, source=source)
 
 
 def parse_text(text: str, name: str) -> Any:
     """JSON when the trimmed text starts with ``{`` or ``[``, else YAML."""
     try:
         if looks_like_json(text):
-            return json.loads(text)
-        return load_yaml(text)
+            from ccm import yamlio
+
+            return yamlio.check_depth(json.loads(text), name)
+        return load_yaml(text, name)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"failed to parse {name}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise ValidationError(f"failed to parse {name}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
-        raise ValidationError(f"failed to parse {name}: {_yaml_reason(exc)}") from None
+        raise ValidationError(f"failed to parse {exc}") from None
+    except RecursionError:
+        from ccm.yamlio import MAX_DEPTH
+
+        raise ValidationError(f"failed to parse {name}: nesting deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:   # e.g. a number with thousands of digits
+        raise ValidationError(f"failed to parse {name}: {str(exc).split(';')[0]}") from None
 
 
 def redact_url(url: str) -> str:
-    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//REDACTED@", url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"REDACTED@{host}", parts.path, parts.query, parts.fragment))
+    """``https://user:pass@host/p`` -> ``https://REDACTED@host/p`` (``ccm.redact``)."""
+    from ccm.redact import redact_url as _redact
 
-
-def _opener() -> Any:
-    import urllib.request
-
-    class _Redirects(urllib.request.HTTPRedirectHandler):
-        # Like Go's client: credentials are not forwarded to another host on redirect.
-        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-            new = super().redirect_request(req, fp, code, msg, headers, newurl)
-            if new is not None and urlsplit(newurl).hostname != urlsplit(req.full_url).hostname:
-                new.remove_header("Authorization")
-            return new
-
-    return urllib.request.build_opener(_Redirects)
+    return _redact(url)
 
 
 def _fetch_http(source: str) -> str:
-    import urllib.error
-    import urllib.request
+    """GET a Hiera document through ``ccm.httpget`` (the one HTTP client): credentials
+    dropped across origins, no https->http downgrade, the document size cap and one
+    overall deadline."""
+    import io
+
+    from ccm import httpget
+    from ccm.readfile import document_limit
 
     shown = redact_url(source)
-    parts = urlsplit(source)
-    headers = {"User-Agent": "ccm"}
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, netloc = netloc.rsplit("@", 1)
-        user, _, password = userinfo.partition(":")
-        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-    url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     log.debug("fetching hiera data from %s", shown)
-    request = urllib.request.Request(url, headers=headers, method="GET")
+    body = io.BytesIO()
     try:
-        with _opener().open(request, timeout=HTTP_TIMEOUT) as resp:
-            status = resp.status
-            body = resp.read()
-            reason = resp.reason
-    except urllib.error.HTTPError as exc:
-        raise ValidationError(f"HTTP request to {shown} failed with status {exc.code}: {exc.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        httpget.get(source, body, headers={"User-Agent": "ccm"}, timeout=HTTP_TIMEOUT,
+                    max_bytes=document_limit())
+    except httpget.HTTPGetError as exc:
+        reason = str(exc)
+        status = "HTTP request failed with status "
+        if reason.startswith(status):
+            raise ValidationError(f"HTTP request to {shown} failed with status {reason[len(status):]}") from None
         raise ValidationError(f"HTTP request to {shown} failed: {reason}") from None
-    if status != 200:
-        raise ValidationError(f"HTTP request to {shown} failed with status {status}: {reason}")
-    if not body:
+    data = body.getvalue()
+    if not data:
         raise ValidationError(f"HTTP request to {shown} returned an empty body")
-    return body.decode("utf-8")
+    from ccm.readfile import decode
+
+    return decode(data, "hiera data from", shown)
 
 
 def _fetch_kv(source: str, kv_loader: Optional[KVLoader]) -> str:
@@ -135,13 +110,11 @@ def _fetch_kv(source: str, kv_loader: Optional[KVLoader]) -> str:
 
 
 def _read_file(path: str) -> str:
+    from ccm.readfile import read_text
+
     if not os.path.exists(path):
         raise SourceNotFound(f"file not found: {path}")
-    try:
-        with open(path, "r", encoding="utf-8") as fh:
-            return fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"could not read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return read_text(path, "hiera data")
 
 
 def source_name(source: str, cwd: Optional[str] = None) -> str:

@@ -92,6 +92,11 @@ def b_join(items: Any, sep: Any = "") -> str:
 
 def b_replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     s, old, new = _need_str("replace", s), _need_str("replace", old), _need_str("replace", new)
+    if len(new) > len(old):
+        from ccm.expr import limits
+
+        hits = s.count(old) if old else len(s) + 1
+        limits.check_string_size("replace", len(s) + hits * (len(new) - len(old)))
     return s.replace(old, new, _need_int("replace", n))
 
 
@@ -99,6 +104,9 @@ def b_repeat(s: Any, n: Any) -> str:
     s, n = _need_str("repeat", s), _need_int("repeat", n)
     if n < 0:
         raise ExprError("strings: negative Repeat count")
+    from ccm.expr import limits
+
+    limits.check_string_size("repeat", len(s) * n)
     return s * n
 
 

@@ -49,7 +49,7 @@ def tokenize(source: str) -> List[Token]:
             i += 1
             continue
         start = i
-        if ch.isdigit():
+        if (ch.isascii() and ch.isdigit()):
             i, value = _scan_number(source, i, fail)
             tokens.append(Token("num", value, start))
         elif ch in "\"'":
@@ -95,23 +95,23 @@ def _scan_number(source: str, i: int, fail) -> tuple:
             return i, int(source[start + 2:i].replace("_", ""), base)
         except ValueError:
             raise fail(f"invalid number: {source[start:i]}", start) from None
-    while i < n and (source[i].isdigit() or source[i] == "_"):
+    while i < n and ((source[i].isascii() and source[i].isdigit()) or source[i] == "_"):
         i += 1
     is_float = False
     # "1..3" is a range, not the float "1."; "1.foo" is not a float either.
-    if i + 1 < n and source[i] == "." and source[i + 1].isdigit():
+    if i + 1 < n and source[i] == "." and (source[i + 1].isascii() and source[i + 1].isdigit()):
         is_float = True
         i += 1
-        while i < n and (source[i].isdigit() or source[i] == "_"):
+        while i < n and ((source[i].isascii() and source[i].isdigit()) or source[i] == "_"):
             i += 1
     if i < n and source[i] in "eE":
         j = i + 1
         if j < n and source[j] in "+-":
             j += 1
-        if j < n and source[j].isdigit():
+        if j < n and (source[j].isascii() and source[j].isdigit()):
             is_float = True
             i = j
-            while i < n and source[i].isdigit():
+            while i < n and (source[i].isascii() and source[i].isdigit()):
                 i += 1
     if i < n and _is_ident_char(source[i]):
         raise fail(f"invalid number: {source[start:i + 1]}", start)

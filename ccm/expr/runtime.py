@@ -318,21 +318,30 @@ def ends_with(a: Any, b: Any) -> bool:
 
 @lru_cache(maxsize=512)
 def regex(pattern: str) -> "re.Pattern":
+    from ccm.expr import limits
+
     try:
-        return re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as err:
         raise ExprError(f"error parsing regexp: {err}: `{pattern}`") from None
+    limits.check_pattern(pattern)
+    return compiled
 
 
 def matches(a: Any, b: Any) -> bool:
+    from ccm.expr import limits
+
     _strings("matches", a, b)
-    return regex(b).search(a) is not None
+    return limits.bounded_search(regex(b), a) is not None
 
 
 def int_range(a: Any, b: Any) -> list:
     for v in (a, b):
         if isinstance(v, bool) or not isinstance(v, int):
             raise ExprError(f"invalid operation: .. (mismatched types {type_name(a)} and {type_name(b)})")
+    from ccm.expr import limits
+
+    limits.check_items("..", b - a + 1)
     return list(range(a, b + 1))
 
 

@@ -64,7 +64,7 @@ def is_float(value: Any) -> bool:
     if _HEX_FLOAT.match(text):
         return True
     # Go accepts underscores only in base-prefixed literals, so none here
-    return "_" not in text and bool(_DEC_FLOAT.match(text)) and any(c.isdigit() for c in text)
+    return "_" not in text and bool(_DEC_FLOAT.match(text)) and any((c.isascii() and c.isdigit()) for c in text)
 
 
 def is_duration(value: Any) -> bool:
@@ -110,7 +110,7 @@ def is_fqdn(value: Any) -> bool:
     if not is_hostname(text):
         return False
     labels = text.rstrip(".").split(".")
-    return len(labels) >= 2 and not labels[-1].isdigit()
+    return len(labels) >= 2 and not (labels[-1].isascii() and labels[-1].isdigit())
 
 
 VALIDATORS: Dict[str, Callable[..., bool]] = {}

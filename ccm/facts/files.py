@@ -24,10 +24,11 @@ def user_dir(environ: Optional[Dict[str, str]] = None) -> str:
 
 
 def _decode(path: str, as_json: bool) -> Optional[Dict[str, Any]]:
+    from ccm.readfile import read_text
+
     try:
-        with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path, "facts file")
+    except ValueError as exc:
         log.error("could not read facts file %s: %s", path, exc)
         return None
     try:
@@ -36,7 +37,7 @@ def _decode(path: str, as_json: bool) -> Optional[Dict[str, Any]]:
         else:
             from ccm.data.sources import load_yaml
 
-            value = load_yaml(text) if text.strip() else {}
+            value = load_yaml(text, path) if text.strip() else {}
     except Exception as exc:  # JSON or YAML errors: log and skip the file
         log.error("could not decode facts file %s: %s", path, str(exc).splitlines()[0] if str(exc) else exc)
         return None

@@ -334,7 +334,7 @@ def go_sprintf(fmt: str, *args: Any) -> str:
             argi += 1
         else:
             k = i
-            while i < n and fmt[i].isdigit():
+            while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
                 i += 1
             if i > k:
                 spec.width = int(fmt[k:i])
@@ -349,7 +349,7 @@ def go_sprintf(fmt: str, *args: Any) -> str:
                 argi += 1
             else:
                 k = i
-                while i < n and fmt[i].isdigit():
+                while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
                     i += 1
                 spec.prec = int(fmt[k:i]) if i > k else 0
         if i >= n:

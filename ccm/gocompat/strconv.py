@@ -44,7 +44,7 @@ def decode_go_escapes(body: str) -> str:
         if e in ("x", "u", "U"):
             width = {"x": 2, "u": 4, "U": 8}[e]
             digits, start, base = body[i + 2:i + 2 + width], i + 2, 16
-        elif e.isdigit():
+        elif (e.isascii() and e.isdigit()):
             width, digits, start, base = 3, body[i + 1:i + 4], i + 1, 8
         else:
             raise EscapeError(e)

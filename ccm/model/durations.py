@@ -6,7 +6,7 @@ Pure functions; both directions are needed for wire compatibility with upstream
 from __future__ import annotations
 
 import re
-from typing import Union
+from typing import Optional, Union
 
 _UNITS_NS = {
     "ns": 1,
@@ -58,6 +58,17 @@ def parse_duration_ns(text: Union[str, int, float]) -> int:
         total += float(m.group(1)) * _UNITS_NS[m.group(2)]
         pos = m.end()
     return sign * int(round(total))
+
+
+# poll()/select() take milliseconds in a C int: the longest wait the platform supports.
+MAX_WAIT_SECONDS = (2 ** 31 - 1) / 1000
+
+
+def clamp_timeout(seconds: Optional[float]) -> Optional[float]:
+    """``seconds`` clamped to the longest wait the platform supports (``1y`` waits ~24.8 days)."""
+    if seconds is None:
+        return None
+    return min(float(seconds), MAX_WAIT_SECONDS)
 
 
 def parse_duration(text: Union[str, int, float]) -> float:

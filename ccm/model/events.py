@@ -357,8 +357,8 @@ class SessionSummary:
             s.total_resources += 1
             unique.add(ev.ref)
             duration_sum += ev.duration_ns
-            # the end of the event's work, not its creation (upstream misses the last resource's runtime)
-            s.end_time_ns = max(s.end_time_ns, ev.timestamp_ns + ev.duration_ns)
+            # upstream: the latest event's timestamp (total_duration follows from it)
+            s.end_time_ns = max(s.end_time_ns, ev.timestamp_ns)
             if ev.failed:
                 s.failed_resources += 1
             elif ev.skipped:

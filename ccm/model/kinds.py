@@ -108,7 +108,7 @@ class IntKind(Kind):
     def coerce(self, value: Any, key: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if isinstance(value, str) and (value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit()):
             return int(value)
         raise ValidationError(f"expected an integer, got a {type_name(value)}", field=key)
 
@@ -132,7 +132,7 @@ class IntListKind(Kind):
         items = value if isinstance(value, list) else [value]
         out: List[int] = []
         for x in items:
-            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not x.lstrip("-").isdigit()):
+            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
                 raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
             out.append(int(x))
         return out

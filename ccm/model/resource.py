@@ -147,8 +147,8 @@ class Plan:
 
 
 def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
-    """Split ``type#name`` at the first ``#``."""
-    if not isinstance(ref, str) or "#" not in ref:
+    """Split ``type#name``; a reference has exactly one ``#``."""
+    if not isinstance(ref, str) or ref.count("#") != 1:
         raise ValidationError(f"invalid {what} reference {ref!r}: expected type#name", field=what)
     t, n = ref.split("#", 1)
     if not t or not n:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import grp
 import hashlib
-import os
 import pwd
-import tempfile
 import threading
 from contextlib import contextmanager
 from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
@@ -89,14 +87,14 @@ def clear_id_cache() -> None:
 
 
 def uid_for(owner: str) -> Optional[int]:
-    if owner.isdigit():
+    if (owner.isascii() and owner.isdigit()):
         return int(owner)
     uid: Optional[int] = _ids.lookup("uid", owner, lambda n: pwd.getpwnam(n).pw_uid)
     return uid
 
 
 def gid_for(group: str) -> Optional[int]:
-    if group.isdigit():
+    if (group.isascii() and group.isdigit()):
         return int(group)
     gid: Optional[int] = _ids.lookup("gid", group, lambda n: grp.getgrnam(n).gr_gid)
     return gid
@@ -151,21 +149,10 @@ def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Opti
     """Yield a binary file whose content replaces ``path`` atomically when the block ends.
 
     An exception in the block (or an OSError while finishing) leaves ``path`` untouched.
+    The work is ``ccm.fsafe.atomic_replace`` (descriptor-relative, no symlink followed);
+    ``prefix`` is kept for callers and ignored (temp names are ``fsafe.temp_name``).
     """
-    parent = os.path.dirname(path) or "/"
-    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{os.path.basename(path)}.", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        if uid is not None:
-            os.chown(tmp, uid, -1 if gid is None else gid)
-        os.chmod(tmp, mode)   # after chown, which clears setuid bits
-        os.rename(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    from ccm import fsafe
+
+    with fsafe.atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
+        yield out

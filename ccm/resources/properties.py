@@ -199,6 +199,19 @@ def check_control(props: Properties, label: str, known_functions: KnownFunctions
 
 # --- validation ----------------------------------------------------------------------------
 
+def _has_nul(value: Any, depth: int = 0) -> bool:
+    """True when a string in ``value`` (nested lists and maps too) holds a NUL byte."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if depth > 50:
+        return False
+    if isinstance(value, dict):
+        return any(_has_nul(k, depth + 1) or _has_nul(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v, depth + 1) for v in value)
+    return False
+
+
 def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> None:
     """Common rules, fixed-choice fields, health-check rules, then the type's own rules."""
     from ccm.healthcheck.rules import validate_checks
@@ -211,6 +224,9 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             raise ValidationError("ensure is required", field="ensure")
         for ref in props.get("require") or []:
             parse_ref(ref, what="require")
+        for key, value in props.values.items():
+            if _has_nul(value):
+                raise ValidationError("must not contain NUL bytes", field=key)
         for f in props.fields:
             v = props.values.get(f.key)
             if f.choices and v is not None and not is_templated(v) and v not in f.choices:

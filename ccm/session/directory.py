@@ -5,14 +5,18 @@ nanosecond clock made strictly increasing within a process, so replay order is e
 for several events in one second (upstream orders by KSUID, which is second-accurate).
 Plain ``<event_id>.event`` files written by upstream are read too and ordered by their
 timestamp. Each file is written atomically (temp file, fsync, rename).
+
+Safety on shared hosts: the store is created 0700 and event files are 0600 (events carry
+file content); a store that is a symlink or belongs to another non-root user is refused
+(``check_store``), so a planted path cannot make root write into or read from its target;
+destroying a store removes only our own event files, never following a link.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
-import tempfile
+import stat
 import threading
 import time
 from typing import Dict, List, Optional, Set, Tuple
@@ -31,6 +35,28 @@ Loaded = Tuple[int, str, Event]
 # sort in the order they were written, so the clock is shared and locked.
 _order_lock = threading.Lock()
 _last_order = 0
+STORE_MODE = 0o700
+EVENT_MODE = 0o600
+
+
+def check_store(directory: str, *, must_exist: bool = False) -> bool:
+    """True when ``directory`` exists and is safe to use; raise ``SessionError`` when it is not."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        if must_exist:
+            raise SessionError(f"session store {directory} does not exist") from None
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise SessionError(f"session store {directory} is a symlink; refusing to use it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise SessionError(f"session store {directory} is not a directory")
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        raise SessionError(f"session store {directory} belongs to uid {st.st_uid}, not to us; refusing to use it")
+    if st.st_uid == 0 and me != 0 and st.st_mode & 0o022:
+        raise SessionError(f"session store {directory} is writable by others; refusing to use it")
+    return True
 
 
 def _next_order() -> int:
@@ -55,7 +81,16 @@ class DirectoryStore(SessionStore):
         self._newest: Tuple[int, str] = (-1, "")
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
-        os.makedirs(self.directory, mode=0o755, exist_ok=True)
+        if not check_store(self.directory):
+            parent = os.path.dirname(self.directory)
+            if parent and not os.path.isdir(parent):
+                os.makedirs(parent, mode=0o755, exist_ok=True)
+            try:
+                os.mkdir(self.directory, STORE_MODE)
+            except FileExistsError:
+                pass
+            check_store(self.directory, must_exist=True)
+        self._sweep()
         start = SessionStartEvent()
         with self._lock:
             self._append(start)
@@ -64,27 +99,35 @@ class DirectoryStore(SessionStore):
     def _append(self, event: Event) -> None:
         if not is_ksuid(event.event_id):
             raise SessionError(f"invalid event ID: {event.event_id!r}")
-        if not os.path.isdir(self.directory):
-            raise SessionError(f"session store {self.directory} does not exist")
+        check_store(self.directory, must_exist=True)
         name = f"{_next_order():020d}-{event.event_id}.event"
-        data = json.dumps(event.to_dict(), indent=2, ensure_ascii=False).encode("utf-8")
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=self.directory)
+        from ccm import fsafe
+        from ccm.redact import scrub_known
+
+        data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
+
         try:
-            with os.fdopen(fd, "wb") as fh:
+            with fsafe.atomic_replace(os.path.join(self.directory, name), mode=EVENT_MODE) as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.rename(tmp, os.path.join(self.directory, name))
-            self._remember(name, event)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        except OSError as exc:
+            raise SessionError(f"cannot write to session store {self.directory}: {exc.strerror or exc}") from None
+        self._remember(name, event)
+
+    def _sweep(self) -> None:
+        from ccm import fsafe
+
+        try:
+            fd = fsafe.open_dir(self.directory)
+        except OSError:
+            return
+        try:
+            fsafe.sweep_stale(fd)
+        finally:
+            os.close(fd)
 
     def _listing(self) -> List[str]:
+        if not check_store(self.directory):
+            return []
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
@@ -191,5 +234,35 @@ class DirectoryStore(SessionStore):
     def stop(self, destroy: bool = False) -> SessionSummary:
         summary = self.summary()
         if destroy:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            self.destroy()
         return summary
+
+    def destroy(self) -> None:
+        """Remove our event files (regular files we own, named like events), then the directory.
+
+        Works through a descriptor opened with ``O_NOFOLLOW``: a symlinked store is refused
+        and nothing but event files is ever unlinked; a directory holding anything else stays.
+        """
+        check_store(self.directory, must_exist=True)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+        try:
+            fd = os.open(self.directory, flags)
+        except OSError as exc:
+            raise SessionError(f"cannot open session store {self.directory}: {exc.strerror or exc}") from None
+        me = os.geteuid()
+        try:
+            for name in os.listdir(fd):
+                if not _NAME.match(name):
+                    continue
+                try:
+                    st = os.lstat(name, dir_fd=fd)
+                    if stat.S_ISREG(st.st_mode) and st.st_uid == me:
+                        os.unlink(name, dir_fd=fd)
+                except OSError:
+                    continue
+        finally:
+            os.close(fd)
+        try:
+            os.rmdir(self.directory)
+        except OSError:
+            pass  # something that is not ours is left in it

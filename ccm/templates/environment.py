@@ -94,22 +94,33 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         "WorkingDir": wd,
     }
 
-    def read_file(path: Any) -> str:
+    def read_file(*args: Any) -> str:
+        if len(args) != 1:
+            raise ExprError("readFile requires a string argument")
+        path = args[0]
         if not isinstance(path, str):
             raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
         full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
+        from ccm.readfile import ReadError, open_regular, read_bytes
+
         try:
-            with open(full, "rb") as handle:
-                return handle.read().decode("utf-8", "replace")
-        except OSError as err:
-            raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+            os.close(open_regular(full, "readFile"))
+        except ReadError:
+            try:
+                os.stat(full)
+            except OSError as err:
+                raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+        try:
+            return read_bytes(full, "readFile").decode("utf-8", "replace")
+        except ReadError as err:
+            raise ExprError(f'failed to read file "{path}": {err.message}') from None
 
     def jet(*args: Any) -> str:
         if len(args) not in (1, 3):
             raise ExprError("jet requires 1 or 3 arguments")
         for arg in args:
             if not isinstance(arg, str):
-                raise ExprError("jet: argument(s) must be (a) string(s)")
+                raise ExprError("jet requires string arguments (a template, and optionally its two delimiters)")
         body = args[0]
         left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
         if body.endswith(".jet"):
@@ -121,10 +132,11 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         names.update(facts=env["Facts"], data=env["Data"], environ=env["Environ"])
         return render_jet(body, names, functions=names, left=left, right=right, context=env)
 
-    def template(source: Any) -> Any:
+    def template(*args: Any) -> Any:
         from ccm.templates.scan import render_typed
-        if not isinstance(source, str):
-            raise ExprError("template: argument must be a string")
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise ExprError("template requires a string argument")
+        source = args[0]
         if source.endswith(".templ"):
             return render_typed(read_file(source), env)
         if source.endswith(".jet"):

@@ -101,7 +101,7 @@ def _child(value: Any, part: _Part) -> Any:
                     return child
             return _MISSING
         return value.get(key, _MISSING) if key in value else _MISSING
-    if isinstance(value, list) and not part.wild and key.isdigit():
+    if isinstance(value, list) and not part.wild and (key.isascii() and key.isdigit()):
         index = int(key)
         return value[index] if index < len(value) else _MISSING
     return _MISSING

@@ -111,7 +111,8 @@ def test_summary_counts_by_priority():
     s = SessionSummary.build(events)
     assert (s.failed_resources, s.skipped_resources, s.changed_resources, s.stable_resources) == (1, 1, 1, 1)
     assert s.refreshed_count == 1 and s.requirements_unmet_count == 2 and s.total_errors == 1
-    assert s.total_duration_ns == 2_500_000_000
+    # upstream: end_time is the latest event timestamp (issue 15), not the end of its work
+    assert s.end_time_ns == 3_000_000_000 and s.total_duration_ns == 2_000_000_000
     assert list(s.to_dict())[:3] == ["start_time", "end_time", "total_duration"]
 
 

@@ -196,8 +196,7 @@ def test_binary_manifest_message(tmp_path, env):
     binary = tmp_path / "binary.yaml"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(64))
     res = ccm("apply", str(binary), env=env)
-    assert res.stderr == (f"ccm: error: {binary}: not a text manifest (invalid UTF-8 at byte 0); "
-                          "bundles are gzipped tar files (.tar.gz, .tgz)\n")
+    assert res.stderr == f"ccm: error: manifest {binary} is not valid UTF-8 (byte offset 0)\n"
 
 
 def test_binary_input_to_other_commands_is_one_line(tmp_path, env):
@@ -214,4 +213,5 @@ def test_binary_input_to_other_commands_is_one_line(tmp_path, env):
         assert "Error:" not in lines[0], (args, lines)  # no exception class names
     res = subprocess.run([sys.executable, "-m", "ccm", "ensure", "api", "pipe"], input=binary.read_bytes(),
                          env=env, capture_output=True, timeout=60)
-    assert res.returncode == 0 and b'"error": "request is not UTF-8 text (invalid byte at offset 2)"' in res.stdout
+    assert res.returncode == 0 and b'"error": "invalid request: request on stdin is not valid UTF-8 (byte offset 2)"' \
+        in res.stdout

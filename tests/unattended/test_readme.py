@@ -173,12 +173,14 @@ def test_readme_cloud_init(host):
 
 
 def _code_variables():
-    found = set()
+    """Every "CCM_..." string literal in the code (environment names, read directly or
+    through a constant), minus Python identifiers named in ``__all__`` (``CCM_FUNCTIONS``)."""
+    literals, identifiers = set(), set()
     for path in (ROOT / "ccm").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        found.update(re.findall(r"""environ(?:\.get\(|\.pop\(|\[)\s*["'](CCM_[A-Z_]+)["']""", text))
-        found.update(re.findall(r"""getenv\(\s*["'](CCM_[A-Z_]+)["']""", text))
-    return found
+        literals.update(re.findall(r"""["'](CCM_[A-Z_]+)["']""", text))
+        identifiers.update(re.findall(r"^(CCM_[A-Z_]+)\s*=", text, re.M))
+    return literals - identifiers
 
 
 def test_readme_environment_table_matches_the_code():

@@ -129,10 +129,21 @@ def _string_matcher(name: str, arg: Any, actual: Any) -> bool:
         return text.endswith(want)
     if name == "contain-substring":
         return want in text
+    return _bounded_search(want, text)
+
+
+def _bounded_search(pattern: str, text: str) -> bool:
+    """``re.search`` with the expression language's guards (ccm.expr.limits)."""
+    from ccm.expr import limits
+
     try:
-        return re.search(want, text) is not None
+        compiled = re.compile(pattern)
+        limits.check_pattern(pattern)
+        return limits.bounded_search(compiled, text) is not None
     except re.error as exc:
-        raise MatcherError(f"invalid regular expression {want!r}: {exc}") from None
+        raise MatcherError(f"invalid regular expression {pattern!r}: {exc}") from None
+    except limits.LimitError as exc:
+        raise MatcherError(str(exc)) from None
 
 
 def _numeric_matcher(name: str, arg: Any, actual: Any) -> bool:
@@ -198,10 +209,7 @@ def matches(expected: Any, actual: Any) -> bool:
 
 def _pattern_hit(pattern: str, line: str) -> bool:
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
-        try:
-            return re.search(pattern[1:-1], line) is not None
-        except re.error as exc:
-            raise MatcherError(f"invalid regular expression {pattern!r}: {exc}") from None
+        return _bounded_search(pattern[1:-1], line)
     return pattern in line
 
 

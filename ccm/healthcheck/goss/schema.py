@@ -167,7 +167,7 @@ def _check_port_ident(ident: str, path: str) -> None:
     proto, _, port = ident.rpartition(":")
     if proto and proto not in ("tcp", "tcp6", "udp", "udp6"):
         raise ValidationError(f'invalid port "{ident}": protocol must be tcp, tcp6, udp or udp6', field=path)
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValidationError(f'invalid port "{ident}": expected [tcp|tcp6|udp|udp6:]<1-65535>', field=path)
 
 

@@ -7,7 +7,7 @@ import urllib.parse
 from typing import Any, Dict
 
 from ccm.model.errors import ValidationError
-from ccm.model.resource import BOOL, NEVER, STR_MAP, Field, Properties, is_templated
+from ccm.model.resource import BOOL, INT, NEVER, STR_MAP, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
 ENSURES = ("present", "absent")
@@ -38,7 +38,13 @@ FIELDS = (
     Field("cleanup", BOOL, template=NEVER),
     Field("owner"),
     Field("group"),
+    # Decompression-bomb bounds (ccm.safe_extract.Limits); unset means the defaults.
+    Field("max_extract_bytes", INT, template=NEVER),
+    Field("max_extract_entries", INT, template=NEVER),
+    Field("max_extract_ratio", INT, template=NEVER),
 )
+LIMIT_FIELDS = {"max_extract_bytes": "max_bytes", "max_extract_entries": "max_entries",
+                "max_extract_ratio": "max_ratio"}
 
 
 def archive_type(path: str) -> str:
@@ -68,8 +74,10 @@ def validate(props: Properties) -> None:
     if not url:
         raise ValidationError("url cannot be empty", field="url")
     if not is_templated(url):
+        from ccm.redact import split_userinfo
+
         try:
-            parsed = urllib.parse.urlsplit(url)
+            parsed = urllib.parse.urlsplit(split_userinfo(url)[0])   # credentials never parsed
             parsed.port  # noqa: B018 - raises ValueError on a bad port
         except ValueError as exc:
             raise ValidationError(f"invalid url: {exc}", field="url") from None
@@ -109,6 +117,10 @@ def validate(props: Properties) -> None:
     for key in ("owner", "group"):
         if not props.get(key):
             raise ValidationError(f"{key} cannot be empty", field=key)
+    for key in LIMIT_FIELDS:
+        value = props.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            raise ValidationError("must be a positive integer", field=key)
 
 
 def prepare(values: Dict[str, Any]) -> None:

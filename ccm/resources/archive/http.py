@@ -78,7 +78,9 @@ class HttpArchiveProvider:
         parent = os.path.dirname(path) or "/"
         if not os.path.isdir(parent):
             raise ProviderError(f'download failed: "{parent}" is not a directory')
-        base = os.path.basename(urllib.parse.urlsplit(url).path) or "archive"
+        from ccm.redact import split_userinfo
+
+        base = os.path.basename(urllib.parse.urlsplit(split_userinfo(url)[0]).path) or "archive"
         try:
             with atomic_replace(path, mode=ARCHIVE_MODE, uid=uid, gid=gid, prefix=f"{base}-") as out:
                 writer = _HashingWriter(out)
@@ -97,12 +99,14 @@ class HttpArchiveProvider:
             self.log.info("Archive downloaded", bytes=size)
         return size
 
-    def extract(self, path: str, parent: str, *, owner: str, group: str) -> None:
+    def extract(self, path: str, parent: str, *, owner: str, group: str,
+                limits: Optional[Mapping[str, int]] = None) -> None:
         from ccm import safe_extract
 
         uid, gid = resolve_ids(owner, group)
+        bounds = safe_extract.Limits(**dict(limits or {}))
         try:
-            safe_extract.extract(path, parent, uid=uid, gid=gid, dir_mode=EXTRACT_DIR_MODE)
+            safe_extract.extract(path, parent, uid=uid, gid=gid, dir_mode=EXTRACT_DIR_MODE, limits=bounds)
         except safe_extract.UnsafeArchive as exc:
             raise ProviderError(f"refusing to extract {path}: {exc}") from None
         except safe_extract.ArchiveError as exc:
@@ -117,9 +121,11 @@ class HttpArchiveProvider:
             raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
 
     def set_ownership(self, path: str, owner: str, group: str) -> None:
+        from ccm import fsafe
+
         uid, gid = resolve_ids(owner, group)
         try:
-            os.chown(path, uid, gid, follow_symlinks=False)
+            fsafe.set_attributes(path, uid, gid, None)
         except OSError as exc:
             raise ProviderError(f"cannot chown {path}: {exc.strerror or exc}") from None
 

@@ -39,7 +39,8 @@ class ArchiveProvider(Protocol):
     def download(self, path: str, url: str, *, checksum: Optional[str], username: str, password: str,
                  headers: Mapping[str, str], owner: str, group: str) -> int: ...
 
-    def extract(self, path: str, parent: str, *, owner: str, group: str) -> None: ...
+    def extract(self, path: str, parent: str, *, owner: str, group: str,
+                limits: Optional[Mapping[str, int]] = None) -> None: ...
 
     def remove(self, path: str) -> None: ...
 
@@ -112,8 +113,11 @@ class ArchiveLogic(TypeLogic[ArchiveProvider]):
                     username=props.get("username") or "", password=props.get("password") or "",
                     headers=props.get("headers") or {}, owner=props.get("owner"), group=props.get("group"))
             elif action == "extract":
+                from ccm.resources.archive import LIMIT_FIELDS
+
+                limits = {attr: props.get(key) for key, attr in LIMIT_FIELDS.items() if props.get(key)}
                 provider.extract(name, props.get("extract_parent"), owner=props.get("owner"),
-                                 group=props.get("group"))
+                                 group=props.get("group"), limits=limits)
             elif action == "cleanup":
                 provider.remove(name)
             elif action == "chown":

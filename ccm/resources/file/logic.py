@@ -29,10 +29,14 @@ def desired_checksum(props: Properties, working_dir: Optional[str]) -> Optional[
     if props.get("source"):
         path = source_path(props, working_dir)
         h = hashlib.sha256()
+        from ccm.readfile import ReadError, open_regular
+
         try:
-            with open(path, "rb") as fh:
+            with os.fdopen(open_regular(path, "source"), "rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     h.update(chunk)
+        except ReadError as exc:
+            raise ResourceError(str(exc)) from None
         except OSError as exc:
             raise ResourceError(f"cannot read source {path}: {exc.strerror or exc}") from None
         return h.hexdigest()

@@ -13,6 +13,7 @@ import shutil
 import stat
 from typing import Any, Dict, Mapping, Optional
 
+from ccm import fsafe
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
@@ -47,6 +48,8 @@ class PosixFileProvider:
             meta["size"] = st.st_size
         if stat.S_ISDIR(st.st_mode):
             state.ensure = "directory"
+        elif not stat.S_ISREG(st.st_mode):
+            state.ensure = "present"   # a fifo, socket or device: no checksum, content differs
         else:
             state.ensure = "present"
             try:
@@ -61,11 +64,7 @@ class PosixFileProvider:
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)
         try:
-            if os.path.islink(path):
-                os.unlink(path)
-            os.makedirs(path, exist_ok=True)
-            os.chown(path, uid, gid, follow_symlinks=False)
-            os.chmod(path, mode)
+            fsafe.ensure_directory(path, mode, uid, gid)
         except OSError as exc:
             raise ProviderError(f"cannot create directory {path}: {exc.strerror or exc}") from None
 
@@ -78,9 +77,13 @@ class PosixFileProvider:
         try:
             with atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
                 if source is not None:
+                    from ccm.readfile import ReadError, open_regular
+
                     try:
-                        with open(source, "rb") as src:
+                        with os.fdopen(open_regular(source, "source"), "rb") as src:
                             shutil.copyfileobj(src, out, CHUNK)
+                    except ReadError as exc:
+                        raise ProviderError(str(exc)) from None
                     except OSError as exc:
                         raise ProviderError(f"cannot read source {source}: {exc.strerror or exc}") from None
                 else:
@@ -89,23 +92,15 @@ class PosixFileProvider:
             raise ProviderError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     def set_attributes(self, path: str, owner: str, group: str, mode: int) -> None:
-        if os.path.islink(path):
-            raise ProviderError(f"{path} is a symlink; refusing to set attributes through it")
         uid, gid = resolve_ids(owner, group)
         try:
-            os.chown(path, uid, gid, follow_symlinks=False)
-            os.chmod(path, mode)
+            fsafe.set_attributes(path, uid, gid, mode)
         except OSError as exc:
             raise ProviderError(f"cannot set attributes of {path}: {exc.strerror or exc}") from None
 
     def remove(self, path: str, *, force: bool = False) -> None:
         try:
-            if os.path.islink(path) or not os.path.isdir(path):
-                os.unlink(path)
-            elif force:
-                shutil.rmtree(path)
-            else:
-                os.rmdir(path)
+            fsafe.remove(path, force=force)
         except FileNotFoundError:
             return
         except OSError as exc:

@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ccm import fsafe
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
@@ -293,14 +294,14 @@ class ChoriaScaffoldProvider:
             renderer = self._render(job, out, real=True)
             changed, equal, changed_rel = self._compare(job, renderer, out)
             try:
-                os.makedirs(job.target, mode=0o755, exist_ok=True)
+                os.close(fsafe.open_dir(job.target, create=True))
                 for dirpath, dirnames, _files in os.walk(out):
                     for d in dirnames:
                         rel = os.path.relpath(os.path.join(dirpath, d), out)
                         dest = os.path.join(job.target, rel)
-                        if os.path.islink(dest) or (os.path.exists(dest) and not os.path.isdir(dest)):
-                            os.unlink(dest)
-                        os.makedirs(dest, mode=0o755, exist_ok=True)
+                        if os.path.lexists(dest) and not stat.S_ISDIR(os.lstat(dest).st_mode):
+                            os.unlink(dest)   # a file or symlink in the way (never followed)
+                        fsafe.ensure_directory(dest, None, None, None, create_mode=0o755)
                 for rel in changed_rel:
                     self._install(os.path.join(out, rel), os.path.join(job.target, rel))
                 for rel, was_post in renderer.post_processed.items():

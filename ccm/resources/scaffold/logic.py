@@ -29,13 +29,14 @@ def source_dir(props: Properties, working_dir: Any) -> str:
 def template_inputs(props: Properties, ctx: ResourceContext) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """The six variables and the functions a scaffold template sees.
 
-    The ``data`` property replaces the Hiera data (facts stay), also for ``lookup()``.
+    The ``data`` property replaces the Hiera data (facts stay), also for ``lookup()``;
+    an empty map means unset, as upstream.
     """
     env: Mapping[str, Any] = ctx.template_environment()
     facts = env.get("Facts", ctx.facts or {})
     environ = env.get("Environ", {})
     data = env.get("Data", {})
-    if props["data"] is not None:
+    if props["data"]:
         from ccm.templates import make_environment
 
         data = props["data"]

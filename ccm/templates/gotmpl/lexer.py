@@ -62,7 +62,7 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
             kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
             tok = _Tok("string" if kind == "string" else "number", val, i, end, spaced)
             i = end
-        elif c.isdigit() or (c in "+-." and i + 1 < n and text[i + 1].isdigit()):
+        elif (c.isascii() and c.isdigit()) or (c in "+-." and i + 1 < n and (text[i + 1].isascii() and text[i + 1].isdigit())):
             j = i + 1
             while j < n and (text[j].isalnum() or text[j] in "._" or
                              (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):

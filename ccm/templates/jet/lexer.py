@@ -62,19 +62,19 @@ def _scan_number(text: str, i: int) -> int:
             j += 1
         return j
     j = i
-    while j < n and (text[j].isdigit() or text[j] == "_"):
+    while j < n and ((text[j].isascii() and text[j].isdigit()) or text[j] == "_"):
         j += 1
-    if j < n and text[j] == "." and j + 1 < n and text[j + 1].isdigit():
+    if j < n and text[j] == "." and j + 1 < n and (text[j + 1].isascii() and text[j + 1].isdigit()):
         j += 1
-        while j < n and text[j].isdigit():
+        while j < n and (text[j].isascii() and text[j].isdigit()):
             j += 1
     if j < n and text[j] in "eE":
         k = j + 1
         if k < n and text[k] in "+-":
             k += 1
-        if k < n and text[k].isdigit():
+        if k < n and (text[k].isascii() and text[k].isdigit()):
             j = k
-            while j < n and text[j].isdigit():
+            while j < n and (text[j].isascii() and text[j].isdigit()):
                 j += 1
     return j
 
@@ -100,7 +100,7 @@ def _tokenize_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[
             kind, literal, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.parse_error)
             toks.append(_Tok(_STR if kind == "string" else _NUM, literal, i))
             i = end
-        elif c.isdigit():
+        elif (c.isascii() and c.isdigit()):
             j = _scan_number(text, i)
             lit = text[i:j].replace("_", "")
             try:
