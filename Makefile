@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck test-reliability test-reliability-ci doc-tools
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster bench clean lint typecheck test-reliability test-reliability-ci test-concurrency doc-tools
 
 all: pyz
 
@@ -67,6 +67,10 @@ test-apt: $(STAMP)
 
 test-sysv: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m sysv tests
+
+# Operator safety: many concurrent apply pairs on one session store (CCM_CONCURRENT_PAIRS, default 30; ~1 min).
+test-concurrency: $(STAMP)
+	$(VPY) -m pytest -q -p no:xdist -m reliability tests/operator
 
 # A real 3-node JetStream cluster on loopback with a node SIGKILLed mid-run, plus
 # single-server faults (about a minute and a half).

@@ -7,12 +7,17 @@ holds the *package* lock and every service-manager call the *service* lock.
 Guarantees:
 * within a process: a re-entrant ``threading.RLock`` (the agent runs several managers);
 * across processes (a cron ``ccm apply`` next to the agent): an advisory ``flock`` on
-  ``ccm-<name>.lock`` under ``/run/lock`` (root), else ``$XDG_RUNTIME_DIR``, else a private
-  per-user directory in the temp dir (``CCM_LOCK_DIR`` overrides all three);
+  ``ccm-<name>.lock`` (mode 0600) under ``$CCM_LOCK_DIR`` when set, else ``/run/ccm``
+  (root, 0700), else ``$XDG_RUNTIME_DIR/ccm``, else a private per-user directory in the
+  temp dir; a lock directory or file that is a symlink or another user's is refused, so
+  nobody else can hold root's locks hostage;
 * waiting is bounded (``CCM_LOCK_TIMEOUT`` seconds or a duration like ``5m``, default 10
-  minutes); on expiry ``LockTimeout`` names the holder: its pid, command line, since
-  when and what it was doing, written into the lock file by whoever holds it (with
-  ``/proc/locks`` as a fallback when the holder has not written yet);
+  minutes); on expiry ``LockTimeout`` names the holder: its pid, command name (never its
+  arguments, which may hold credentials), since when and what it was doing, written into
+  the lock file by whoever holds it (with ``/proc/locks`` as a fallback when the holder
+  has not written yet);
+* the *run* lock (``acquire_run_lock``) serialises whole ``ccm apply`` runs host-wide;
+  a second run fails at once (``RunLockHeld``, exit 3) unless told to wait;
 * the kernel drops a dead holder's lock, so a stale file never blocks anyone.
 
 Granularity (a product decision, upstream locks each command): providers take the lock
@@ -28,6 +33,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -58,35 +64,107 @@ def default_timeout() -> float:
         return DEFAULT_TIMEOUT
 
 
+ROOT_LOCK_DIR = "/run/ccm"
+
+
+class LockDirectoryError(LockTimeout):
+    """The lock directory or file is unsafe to use (a symlink, another user's, not a directory)."""
+
+
+def _checked_directory(path: str, create: bool = True) -> str:
+    """``path`` as a private directory of ours: created 0700, never a symlink, never another user's.
+
+    A planted symlink or another user's directory at the lock path would let that user hold
+    root's locks hostage (or make root write where they choose), so both are refused.
+    """
+    uid = os.geteuid()
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise LockDirectoryError(f"cannot create lock directory {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise LockDirectoryError(f"cannot use lock directory {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise LockDirectoryError(f"refusing lock directory {path}: it is a symlink")
+    if not stat.S_ISDIR(st.st_mode):
+        raise LockDirectoryError(f"refusing lock directory {path}: not a directory")
+    if st.st_uid != uid:
+        raise LockDirectoryError(f"refusing lock directory {path}: owned by uid {st.st_uid}, not {uid}")
+    if st.st_mode & 0o022:
+        try:
+            _fchmod_dir(path, stat.S_IMODE(st.st_mode) & ~0o022)
+        except OSError as exc:
+            raise LockDirectoryError(f"refusing lock directory {path}: writable by others and "
+                                     f"cannot be fixed: {exc.strerror or exc}") from None
+    return path
+
+
+def _fchmod_dir(path: str, mode: int) -> None:
+    """chmod the directory itself, never a symlink planted in its place."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
 def lock_directory(override: Optional[str] = None) -> str:
-    """Where lock files live (see the module docstring for the order)."""
+    """Where lock files live: ``$CCM_LOCK_DIR``, else ``/run/ccm`` (root, 0700), else
+    ``$XDG_RUNTIME_DIR/ccm``, else a private per-user directory in the temp dir."""
     chosen = override or os.environ.get("CCM_LOCK_DIR")
     if chosen:
-        os.makedirs(chosen, mode=0o755, exist_ok=True)
-        return chosen
-    if os.geteuid() == 0 and os.path.isdir("/run/lock") and os.access("/run/lock", os.W_OK):
-        return "/run/lock"
+        return _checked_directory(chosen)
+    if os.geteuid() == 0:
+        if not os.path.isdir("/run"):
+            os.makedirs("/run", 0o755, exist_ok=True)
+        path = _checked_directory(ROOT_LOCK_DIR)
+        if stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
+            try:
+                _fchmod_dir(path, 0o700)
+            except OSError:
+                pass
+        return path
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
-        return runtime
-    private = os.path.join(tempfile.gettempdir(), f"ccm-locks-{os.geteuid()}")
-    try:
-        os.mkdir(private, 0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(private)
-    if not os.path.isdir(private) or os.path.islink(private) or st.st_uid != os.geteuid():
-        raise LockTimeout(f"refusing to use lock directory {private}: not a directory owned by uid {os.geteuid()}")
-    return private
+        try:
+            return _checked_directory(os.path.join(runtime, "ccm"))
+        except LockDirectoryError:
+            pass
+    return _checked_directory(os.path.join(tempfile.gettempdir(), f"ccm-locks-{os.geteuid()}"))
 
 
-def _own_command_line() -> str:
-    try:
-        with open("/proc/self/cmdline", "rb") as fh:
-            parts = [p.decode("utf-8", "replace") for p in fh.read().split(b"\0") if p]
-    except OSError:
-        parts = [sys.executable] + sys.argv
-    return _one_line(" ".join(parts))
+def _own_command_name() -> str:
+    """``ccm apply`` style: the program and its subcommand, never the arguments (credentials)."""
+    argv = list(sys.argv) or ["ccm"]
+    prog = os.path.basename(argv[0]) or "ccm"
+    if prog in ("__main__.py", "-c", "-m") or prog.startswith("python"):
+        prog = "ccm"
+    if prog.endswith(".pyz"):
+        prog = "ccm"
+    words = [prog]
+    for a in argv[1:]:
+        if a.startswith("-"):
+            continue
+        if a.isidentifier() and len(a) <= 20:
+            words.append(a)
+        break
+    return " ".join(words)
+
+
+def redact_userinfo(text: str) -> str:
+    """Drop URL credentials from ``text`` (``https://u:p@host`` -> ``https://REDACTED@host``),
+    even when the password holds unencoded ``/``, ``#`` or ``?``."""
+    if "://" not in text or "@" not in text:
+        return text
+    scheme, _, rest = text.partition("://")
+    if "@" not in rest:
+        return text
+    return f"{scheme}://REDACTED@{rest.rsplit('@', 1)[1]}"
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -158,10 +236,10 @@ class GlobalLock:
             return
         try:
             path = self.path
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except OSError as exc:
+            fd = _open_lock_file(path, self.name)
+        except BaseException:
             self._rlock.release()
-            raise LockTimeout(f"cannot open the {self.name} lock file: {exc}") from None
+            raise
         try:
             self._wait_for_flock(fd, path, deadline, timeout)
             self._write_holder(fd, operation)
@@ -201,22 +279,26 @@ class GlobalLock:
                     raise LockTimeout(f"cannot lock {path}: {exc.strerror or exc}") from None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise LockTimeout(f"timed out after {timeout:g}s waiting for the {self.name} lock {path}: "
-                                  f"held by {self._describe_holder(fd)}")
+                holder = self._holder_info(fd)
+                err = LockTimeout(f"timed out after {timeout:g}s waiting for the {self.name} lock {path}: "
+                                  f"held by {_describe(holder)}")
+                err.holder = holder   # type: ignore[attr-defined]
+                raise err
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, _POLL_MAX)
 
     def _write_holder(self, fd: int, operation: str) -> None:
         since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        text = (f"pid={os.getpid()}\nsince={since}\noperation={_one_line(operation)}\n"
-                f"command={_own_command_line()}\n")
+        text = (f"pid={os.getpid()}\nsince={since}\noperation={_one_line(redact_userinfo(operation))}\n"
+                f"command={_own_command_name()}\n")
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, text.encode("utf-8", "replace"), 0)
         except OSError:
             pass   # the lock is what matters; the note is a courtesy
 
-    def _describe_holder(self, fd: int) -> str:
+    def _holder_info(self, fd: int) -> Dict[str, str]:
+        """The holder's note (pid, since, operation, command), checked against ``/proc/locks``."""
         info: Dict[str, str] = {}
         try:
             raw = os.pread(fd, 4096, 0).decode("utf-8", "replace")
@@ -226,33 +308,60 @@ class GlobalLock:
                     info[k] = v
         except OSError:
             pass
-        pid: Optional[int] = None
-        if info.get("pid", "").isdigit():
-            pid = int(info["pid"])
         kernel_pid = _pid_from_proc_locks(os.fstat(fd).st_ino)
-        if kernel_pid is not None and kernel_pid != pid:
+        if kernel_pid is not None and str(kernel_pid) != info.get("pid"):
             # the holder has not written its note yet (or the note is stale)
-            return f"pid {kernel_pid}" + (f" ({_command_of(kernel_pid)})" if _command_of(kernel_pid) else "")
-        if pid is None:
-            return "an unknown process"
-        text = f"pid {pid}"
-        if info.get("command"):
-            text += f" ({info['command']})"
-        if info.get("since"):
-            text += f" since {info['since']}"
-        if info.get("operation"):
-            text += f", doing: {info['operation']}"
-        if not _pid_alive(pid):
-            text += " [pid no longer running]"
-        return text
+            return {"pid": str(kernel_pid), "command": _command_of(kernel_pid)}
+        if info.get("pid", "").isdigit() and not _pid_alive(int(info["pid"])):
+            info["dead"] = "1"
+        return info
+
+
+def _describe(info: Dict[str, str]) -> str:
+    if not info.get("pid", "").isdigit():
+        return "an unknown process"
+    text = f"pid {info['pid']}"
+    if info.get("command"):
+        text += f" ({info['command']})"
+    if info.get("since"):
+        text += f" since {info['since']}"
+    if info.get("operation"):
+        text += f", doing: {info['operation']}"
+    if info.get("dead"):
+        text += " [pid no longer running]"
+    return text
 
 
 def _command_of(pid: int) -> str:
+    """The kernel's short name of ``pid`` (``/proc/PID/comm``), never its arguments."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return _one_line(" ".join(p.decode("utf-8", "replace") for p in fh.read().split(b"\0") if p))
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return _one_line(fh.read(64).decode("utf-8", "replace"))
     except OSError:
         return ""
+
+
+def _open_lock_file(path: str, name: str) -> int:
+    """Open (or create, 0600) the lock file: never through a symlink, never another user's file."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LockDirectoryError(f"refusing the {name} lock file {path}: it is a symlink") from None
+        raise LockTimeout(f"cannot open the {name} lock file {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise LockDirectoryError(f"refusing the {name} lock file {path}: not a regular file")
+        if st.st_uid != os.geteuid():
+            raise LockDirectoryError(f"refusing the {name} lock file {path}: owned by uid {st.st_uid}, "
+                                     f"not {os.geteuid()}")
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 _named: Dict[str, GlobalLock] = {}
@@ -274,3 +383,38 @@ def package_lock() -> GlobalLock:
 
 def service_lock() -> GlobalLock:
     return named("service")
+
+
+class RunLockHeld(LockTimeout):
+    """Another ccm run holds the host-wide run lock (exit code 3)."""
+
+
+def run_lock() -> GlobalLock:
+    return named("run")
+
+
+def acquire_run_lock(manifest: str, wait: float = 0.0) -> GlobalLock:
+    """Take the host-wide run lock for applying ``manifest``, waiting up to ``wait`` seconds.
+
+    Raises ``RunLockHeld`` with one line naming the holder (pid, manifest, since when).
+    """
+    lock = run_lock()
+    try:
+        lock.acquire(redact_userinfo(manifest), timeout=wait)
+    except RunLockHeld:
+        raise
+    except LockDirectoryError:
+        raise
+    except LockTimeout as exc:
+        info: Dict[str, str] = getattr(exc, "holder", {})
+        who = f"pid {info['pid']}" if info.get("pid") else "another process"
+        if info.get("operation"):
+            who += f" applying {info['operation']}"
+        elif info.get("command"):
+            who += f" ({info['command']})"
+        if info.get("since"):
+            who += f" since {info['since']}"
+        waited = f" (waited {wait:g}s)" if wait > 0 else ""
+        raise RunLockHeld(f"another ccm run holds the run lock {lock.path}: {who}{waited}; nothing was changed "
+                          f"(use --wait-lock DURATION to wait for it)") from None
+    return lock

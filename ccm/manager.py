@@ -139,6 +139,7 @@ class Manager:
         self.depth = 0
         self.health_check_only = False
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
+        self.show_diff = False        # noop: print a unified diff of each file content change
         self.run_cache: Optional[RunCache] = None   # the current run's cache (ccm.apply.runcache), else None
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
@@ -234,9 +235,13 @@ class Manager:
 
     def ensure(self, type_name: str, raw_properties: Mapping[str, Any]) -> TransactionEvent:
         """Validate, run and record one resource (the event is returned, not logged)."""
+        from ccm import interrupt
+
         props = self.prepare(type_name, raw_properties)
         begin_run()
         event = self.apply_resource(props)
+        if interrupt.received() is not None and not any(interrupt.message() in e for e in event.errors):
+            event.fail(interrupt.message())   # a SIGINT/SIGTERM/SIGHUP stopped it (ccm.interrupt)
         self.record(event)
         return event
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from ccm.log import internal
 from ccm.model.durations import clamp_timeout
@@ -25,6 +26,21 @@ log = internal("ccm.runner")
 # Go's wording for the common signals ("signal: killed"), which users grep logs for.
 _SIGNAL_TEXT = {signal.SIGKILL: "killed", signal.SIGTERM: "terminated", signal.SIGINT: "interrupt",
                 signal.SIGHUP: "hangup", signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "aborted"}
+
+
+# Process groups of the commands running now, so an interrupted run can stop them all.
+_running: Set[int] = set()
+_running_guard = threading.Lock()
+
+
+def stop_running_commands(sig: int = signal.SIGTERM) -> None:
+    """Send ``sig`` to the whole process group of every command running now (signal-safe:
+    no allocation-heavy work, no locks another thread could hold for long)."""
+    for pgid in list(_running):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def child_environment(env: Optional[Mapping[str, str]] = None, path: Optional[str] = None) -> Dict[str, str]:
@@ -58,6 +74,20 @@ class SubprocessRunner:
             path: Optional[str] = None, secrets: Sequence[str] = (),
             stdin: Optional[bytes] = None, inherit_env: bool = False) -> CommandResult:
         all_secrets = self.secrets + list(secrets)
+        result = self._run(argv, cwd=cwd, env=env, timeout=timeout, path=path, all_secrets=all_secrets,
+                           stdin=stdin, inherit_env=inherit_env)
+        result.redactions = tuple(s for s in all_secrets if s)
+        if result.stdout or result.stderr:
+            # the full output: at --info when the command failed, else at --debug
+            emit = log.info if not result.ok else log.debug
+            emit("command output", extra={"kv": {
+                "command": " ".join(redact(argv, all_secrets)), "exitcode": result.exit_code,
+                "stderr": result.redacted(result.stderr), "stdout": result.redacted(result.stdout)}})
+        return result
+
+    def _run(self, argv: Sequence[str], *, cwd: Optional[str], env: Optional[Mapping[str, str]],
+             timeout: Optional[float], path: Optional[str], all_secrets: List[str],
+             stdin: Optional[bytes], inherit_env: bool) -> CommandResult:
         shown = " ".join(redact(argv, all_secrets))
         if inherit_env:
             child_env = dict(os.environ)
@@ -65,6 +95,10 @@ class SubprocessRunner:
         else:
             child_env = child_environment(env, path)
         started = time.monotonic_ns()
+        from ccm import interrupt
+
+        if interrupt.received() is not None:
+            return CommandResult(argv=list(argv), exit_code=-1, error=f"not started: {interrupt.message()}")
         if not argv:
             return CommandResult(argv=[], exit_code=-1, error="empty command")
         # the caller's own search path (path=, env PATH, inherit_env) is used as given;
@@ -89,15 +123,27 @@ class SubprocessRunner:
         timed_out = False
         out: bytes
         err_b: bytes
+        with _running_guard:
+            _running.add(proc.pid)
         try:
+            if interrupt.received() is not None:   # the signal came while we were starting it
+                stop_running_commands(signal.SIGTERM)
             out, err_b = proc.communicate(input=stdin, timeout=clamp_timeout(timeout))
         except subprocess.TimeoutExpired:
             timed_out = True
             self._kill_group(proc)
             out, err_b = proc.communicate()
+        finally:
+            with _running_guard:
+                _running.discard(proc.pid)
         duration = time.monotonic_ns() - started
+        if interrupt.received() is not None:
+            self._kill_group(proc)   # nothing of its group may outlive the interrupted run
         stdout = out.decode("utf-8", "replace")
         stderr = err_b.decode("utf-8", "replace")
+        if interrupt.received() is not None:
+            return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
+                                 error=interrupt.message(), duration_ns=duration)
         if timed_out:
             return CommandResult(argv=list(argv), stdout=stdout, stderr=stderr, exit_code=-1,
                                  error=f"command timed out after {timeout:g}s and was killed",

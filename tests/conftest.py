@@ -14,3 +14,13 @@ def pytest_configure(config):
     import tempfile
 
     os.environ.setdefault("CCM_CACHE_DIR", tempfile.mkdtemp(prefix="ccm-test-cache-"))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_lock_dir(tmp_path_factory, monkeypatch):
+    """Each test gets its own lock directory (run, package and service locks), so tests
+    running in parallel never contend for the host's and never touch /run/ccm."""
+    monkeypatch.setenv("CCM_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))

@@ -51,7 +51,7 @@ def test_second_process_times_out_naming_the_holder(holder, tmp_path):
     assert waited >= 0.55
     assert f"pid {holder.pid}" in msg
     assert "holding for the test" in msg
-    assert "-c import sys, time sys.path.insert" in msg   # the holder's (multi-line) command line, on one line
+    assert "sys.path.insert" not in msg   # the command name only, never its arguments
     assert str(tmp_path / "ccm-contended.lock") in msg
     assert "timed out after 0.6s waiting for the contended lock" in msg
 
@@ -165,12 +165,15 @@ def test_reentrant_in_one_thread(tmp_path):
 def test_lock_directory_choice(monkeypatch, tmp_path):
     monkeypatch.setenv("CCM_LOCK_DIR", str(tmp_path / "x"))
     assert lock_directory() == str(tmp_path / "x")
+    assert oct(os.stat(tmp_path / "x").st_mode & 0o777) == "0o700"
     monkeypatch.delenv("CCM_LOCK_DIR")
+    if os.geteuid() == 0:
+        return   # /run/ccm: checked in a subprocess below, not on the shared host here
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert lock_directory() == str(tmp_path / "ccm")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
     d = lock_directory()
-    if os.geteuid() == 0 and os.path.isdir("/run/lock"):
-        assert d == "/run/lock"
-    else:
-        assert os.path.isdir(d) and os.access(d, os.W_OK)
+    assert os.path.isdir(d) and os.access(d, os.W_OK) and d.endswith(f"ccm-locks-{os.geteuid()}")
 
 
 def test_timeout_from_environment(monkeypatch, tmp_path):
@@ -210,3 +213,121 @@ def test_provider_operation_blocked_by_another_process_fails_naming_it(holder, t
     assert ev.failed and runner.calls == []
     assert ev.errors[0].startswith("timed out after 0.3s waiting for the contended lock")
     assert f"held by pid {holder.pid}" in ev.errors[0] and "holding for the test" in ev.errors[0]
+
+
+# --- the lock cannot be held hostage ------------------------------------------------------
+
+
+def test_lock_directory_that_is_a_symlink_is_refused(monkeypatch, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.symlink(target, tmp_path / "locks")
+    monkeypatch.setenv("CCM_LOCK_DIR", str(tmp_path / "locks"))
+    with pytest.raises(LockTimeout) as err:
+        GlobalLock("pkg").acquire(timeout=0.1)
+    assert "it is a symlink" in str(err.value) and str(tmp_path / "locks") in str(err.value)
+    assert list(target.iterdir()) == []
+
+
+def test_lock_file_that_is_a_symlink_is_refused(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    os.symlink(victim, tmp_path / "ccm-pkg.lock")
+    with pytest.raises(LockTimeout) as err:
+        GlobalLock("pkg", directory=str(tmp_path)).acquire(timeout=0.1)
+    assert "lock file" in str(err.value) and "symlink" in str(err.value)
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create another user's files")
+def test_lock_directory_or_file_owned_by_another_user_is_refused(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    os.chown(other, 65534, 65534)
+    with pytest.raises(LockTimeout) as err:
+        GlobalLock("pkg", directory=str(other)).acquire(timeout=0.1)
+    assert "owned by uid 65534" in str(err.value)
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "ccm-pkg.lock").write_text("")
+    os.chown(mine / "ccm-pkg.lock", 65534, 65534)
+    with pytest.raises(LockTimeout) as err:
+        GlobalLock("pkg", directory=str(mine)).acquire(timeout=0.1)
+    assert "lock file" in str(err.value) and "owned by uid 65534" in str(err.value)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root's default lock directory")
+def test_root_uses_a_root_only_run_directory(tmp_path):
+    """Without CCM_LOCK_DIR root's locks live in /run/ccm (0700), not world-writable /run/lock."""
+    probe = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, sys; sys.path.insert(0, {ROOT!r})
+        os.environ.pop("CCM_LOCK_DIR", None)
+        from ccm.locks import lock_directory
+        d = lock_directory()
+        print(d, oct(os.stat(d).st_mode & 0o777), os.stat(d).st_uid)
+    """)], capture_output=True, text=True, timeout=30)
+    assert probe.stdout.split() == ["/run/ccm", "0o700", "0"], probe.stderr
+
+
+def test_lock_file_is_private_and_records_no_arguments(tmp_path):
+    """The note holds pid, command name, start time and operation: no credentials from argv."""
+    script = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {ROOT!r})
+        sys.argv = ["ccm", "apply", "https://bob:s3cr3t@example.com/b.tgz", "--fact", "x=y"]
+        from ccm.locks import GlobalLock
+        lock = GlobalLock("package", directory={str(tmp_path)!r})
+        lock.acquire("apt-get install sl")
+        print("held", flush=True)
+        sys.stdin.readline()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        path = tmp_path / "ccm-package.lock"
+        note = path.read_text()
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+        assert "s3cr3t" not in note and "example.com" not in note
+        assert f"pid={proc.pid}" in note and "command=ccm apply" in note and "since=" in note
+    finally:
+        proc.kill()
+        proc.wait()
+    # after kill -9 the note stays but holds nothing secret, and the lock is free
+    assert "s3cr3t" not in (tmp_path / "ccm-package.lock").read_text()
+    lock = GlobalLock("package", directory=str(tmp_path))
+    lock.acquire(timeout=1)
+    lock.release()
+
+
+def test_existing_world_readable_lock_file_is_tightened(tmp_path):
+    path = tmp_path / "ccm-x.lock"
+    path.write_text("pid=1\n")
+    os.chmod(path, 0o666)
+    lock = GlobalLock("x", directory=str(tmp_path))
+    lock.acquire(timeout=1)
+    try:
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    finally:
+        lock.release()
+
+
+def test_group_writable_lock_directory_is_tightened(tmp_path):
+    d = tmp_path / "locks"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    lock = GlobalLock("x", directory=str(d))
+    lock.acquire(timeout=1)
+    lock.release()
+    assert oct(os.stat(d).st_mode & 0o777) == "0o755"
+
+
+def test_run_lock_note_never_holds_url_credentials(tmp_path):
+    from ccm.locks import acquire_run_lock, redact_userinfo, run_lock
+
+    assert redact_userinfo("https://bob:p/a#s?s@repo.example/b.tgz") == "https://REDACTED@repo.example/b.tgz"
+    assert redact_userinfo("/srv/manifest.yaml") == "/srv/manifest.yaml"
+    lock = acquire_run_lock("https://bob:hunter2@repo.example/b.tgz")
+    try:
+        note = open(run_lock().path).read()
+        assert "hunter2" not in note and "operation=https://REDACTED@repo.example/b.tgz" in note
+    finally:
+        lock.release()

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from ccm import interrupt
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
@@ -23,6 +24,7 @@ class ExecutionResult:
     events: List[TransactionEvent] = field(default_factory=list)
     summary: SessionSummary = field(default_factory=SessionSummary)
     terminated: bool = False
+    interrupted: bool = False   # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
 
     @property
     def failed(self) -> bool:
@@ -31,6 +33,28 @@ class ExecutionResult:
     @property
     def changed(self) -> bool:
         return any(e.changed for e in self.events)
+
+
+DIFF_MAX_LINES = 200
+DIFF_MAX_LINE_CHARS = 400
+
+
+def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
+    """``--diff``: the unified diff of a file content change in noop, capped in size; never
+    for sensitive content (no diff is computed then) or binary content."""
+    import sys
+
+    state = event.status
+    change = (getattr(state, "internal", None) or {}).get("content_change") or {}
+    lines = change.get("diff")
+    if not event.noop or not lines or getattr(ulog, "quiet", False):
+        return
+    shown = [ln.rstrip("\n") for ln in lines[:DIFF_MAX_LINES]]
+    shown = [ln if len(ln) <= DIFF_MAX_LINE_CHARS else ln[:DIFF_MAX_LINE_CHARS] + "..." for ln in shown]
+    if len(lines) > DIFF_MAX_LINES:
+        shown.append(f"... diff cut at {DIFF_MAX_LINES} of {len(lines)} lines")
+    sys.stdout.write("\n".join(shown) + "\n")
+    sys.stdout.flush()
 
 
 def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
@@ -59,8 +83,15 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         manager.run_cache = RunCache.for_manifest(manifest)
     try:
         for entry in manifest.resources:
+            if interrupt.received() is not None:   # no later resource starts
+                result.interrupted = True
+                break
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
+            if interrupt.received() is not None:
+                result.interrupted = True
+                if not any(interrupt.message() in e for e in event.errors):
+                    event.fail(interrupt.message())
             if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
                 manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
             publish = getattr(manager, "publish_registrations", None)
@@ -68,11 +99,16 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 publish(event, props)
             if not health_check_only or event.health_checks:
                 log_event(ulog, event)
+            if manager.show_diff:
+                show_diff(ulog, event)
             try:
                 manager.session.record(event)
             except CCMError as exc:
                 ulog.error("Could not save event", error=str(exc))
             result.events.append(event)
+            if result.interrupted:
+                ulog.warn("Terminating manifest execution", reason=interrupt.message())
+                break
             if not health_check_only and manifest.fail_on_error and event.failed:
                 ulog.warn("Terminating manifest execution due to failed resource")
                 result.terminated = True

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm import yamlio
 from ccm.log import internal
-from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError
+from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
 from ccm.model.resource import Properties, is_templated
 
 log = internal("ccm.apply")
@@ -83,13 +83,15 @@ def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
         raise ManifestError(f"{path}: a manifest must be a map with data, hierarchy, overrides and ccm keys")
     for k in doc:
         if k not in TOP_KEYS:
-            raise ManifestError(f"{path}: unknown top-level key {k!r} (expected one of {', '.join(TOP_KEYS)})")
+            raise ManifestError(f"{path}: unknown top-level key {k!r}{did_you_mean(k, TOP_KEYS)} "
+                                f"(expected one of {', '.join(TOP_KEYS)})")
     ccm_block = doc.get("ccm") or {}
     if not isinstance(ccm_block, dict):
         raise ManifestError(f"{path}: ccm must be a map")
     for k in ccm_block:
         if k not in CCM_KEYS:
-            raise ManifestError(f"{path}: unknown key {k!r} in ccm (expected one of {', '.join(CCM_KEYS)})")
+            raise ManifestError(f"{path}: unknown key {k!r} in ccm{did_you_mean(k, CCM_KEYS)} "
+                                f"(expected one of {', '.join(CCM_KEYS)})")
     if "fail_on_error" in ccm_block and not isinstance(ccm_block["fail_on_error"], bool):
         raise ManifestError(f"{path}: ccm.fail_on_error must be a boolean")
     for k in ("pre_message", "post_message", "resources_jet_file"):
@@ -110,15 +112,18 @@ def flatten(items: Any, registry: Any) -> List[Tuple[int, str, Dict[str, Any]]]:
     for idx, item in enumerate(items, start=1):
         where = f"invalid manifest resource {idx}"
         if not isinstance(item, dict) or len(item) != 1:
-            raise ManifestError(f"{where}: each resource list item must be a map with exactly one type key")
+            raise ManifestError(f"{where}: each resource list item must be a map with exactly one type key"
+                                + _indent_hint(item, registry))
         (type_name, block), = item.items()
         if not registry.has_type(type_name):
-            raise ManifestError(f"{where}: unknown resource type {type_name!r}")
+            raise ManifestError(f"{where}: unknown resource type {type_name!r}"
+                                + did_you_mean(str(type_name), registry.type_names()))
         if isinstance(block, list) and block and all(isinstance(e, dict) for e in block):
             defaults: Optional[Dict[str, Any]] = None
             for element in block:
                 if len(element) != 1:
-                    raise ManifestError(f"{where}: multiple resource names found in {type_name} resource")
+                    raise ManifestError(f"{where}: multiple resource names found in {type_name} resource"
+                                        + _element_indent_hint(element, registry.spec(type_name)))
                 (name, props), = element.items()
                 if name == "defaults":
                     if defaults is not None:
@@ -143,6 +148,37 @@ def flatten(items: Any, registry: Any) -> List[Tuple[int, str, Dict[str, Any]]]:
     return out
 
 
+def _field_keys(spec: Any) -> List[str]:
+    return [f.key for f in spec.all_fields]
+
+
+def _indent_hint(item: Any, registry: Any) -> str:
+    """``- file:`` followed by ``ensure: present`` at the level of ``file``: say so."""
+    if not isinstance(item, dict):
+        return ""
+    types = [k for k in item if isinstance(k, str) and registry.has_type(k)]
+    if len(types) != 1:
+        return ""
+    others = [k for k in item if k != types[0]]
+    fields = _field_keys(registry.spec(types[0]))
+    props = [k for k in others if k in fields]
+    if props and len(props) == len(others):
+        return (f" (hint: {', '.join(map(repr, props))} {'is a property' if len(props) == 1 else 'are properties'}"
+                f" of {types[0]}: indent {'it' if len(props) == 1 else 'them'} under {types[0]})")
+    return ""
+
+
+def _element_indent_hint(element: Any, spec: Any) -> str:
+    """``- nginx:`` followed by ``ensure: present`` at the level of the name: say so."""
+    fields = _field_keys(spec)
+    names = [k for k in element if k not in fields]
+    props = [k for k in element if k in fields]
+    if len(names) == 1 and props:
+        return (f" (hint: {', '.join(map(repr, props))} {'is a property' if len(props) == 1 else 'are properties'}"
+                f" of {names[0]!r}: indent {'it' if len(props) == 1 else 'them'} under {names[0]!r})")
+    return ""
+
+
 def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env: Mapping[str, Any]) -> ResourceEntry:
     """One resource through the shared property pipeline; errors name the list item."""
     try:
@@ -152,6 +188,145 @@ def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env
         raise ManifestError(f"invalid manifest resource {idx} ({label}): "
                             + (f"{exc.field}: " if exc.field else "") + exc.message) from None
     return ResourceEntry(idx, manager.spec(type_name), props)
+
+
+class ManifestProblems(ManifestError):
+    """Every load-time problem of one manifest (``problems``), not just the first."""
+
+    def __init__(self, problems: List[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def _in_file(path: str, message: str) -> str:
+    """Every rejected manifest names its file."""
+    return message if message.startswith(path) else f"{path}: {message}"
+
+
+def build_entries(manager: Any, flat: List[Tuple[int, str, Dict[str, Any]]],
+                  env: Mapping[str, Any]) -> Tuple[List[Optional[ResourceEntry]], List[str]]:
+    """``build_entry`` for every resource, collecting every problem instead of stopping
+    at the first; the entry list is index-aligned with ``flat`` (None where rejected)."""
+    entries: List[Optional[ResourceEntry]] = []
+    problems: List[str] = []
+    for idx, type_name, raw in flat:
+        try:
+            entries.append(build_entry(manager, idx, type_name, raw, env))
+        except ManifestError as exc:
+            entries.append(None)
+            problems.append(str(exc))
+    return entries, problems
+
+
+def _resource_line(text: str, idx: int, raw_name: Any, occurrence: int = 0) -> Optional[int]:
+    """The 1-based line of resource list item ``idx`` (or of its ``raw_name`` element in
+    the list form), found only when an error needs it."""
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:
+        return None
+
+    def child(node: Any, key: str) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return v
+        return None
+
+    seq = child(child(root, "ccm"), "resources")
+    if not isinstance(seq, yaml.SequenceNode) or not 0 < idx <= len(seq.value):
+        return None
+    item = seq.value[idx - 1]
+    if isinstance(item, yaml.MappingNode) and len(item.value) == 1 and isinstance(item.value[0][1], yaml.SequenceNode):
+        matches = [e for e in item.value[0][1].value if child(e, str(raw_name)) is not None]
+        if occurrence < len(matches):
+            return int(matches[occurrence].start_mark.line) + 1
+    return int(item.start_mark.line) + 1
+
+
+def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[int, str, Dict[str, Any]]],
+                     text: str) -> List[str]:
+    """The same ``type#name`` twice (after templating and defaults): both places named."""
+    seen: Dict[str, int] = {}
+    problems: List[str] = []
+
+    def where(i: int) -> str:
+        idx, _t, raw = flat[i]
+        occurrence = sum(1 for j in range(i) if flat[j][0] == idx and flat[j][2].get("name") == raw.get("name"))
+        line = _resource_line(text, idx, raw.get("name"), occurrence)
+        return f"resource {idx}" + (f" (line {line})" if line else "")
+
+    for i, entry in enumerate(entries):
+        if entry is None or is_templated(entry.props.name):
+            continue
+        rid = entry.props.resource_id
+        if rid in seen:
+            problems.append(f"duplicate resource {rid}: declared as {where(seen[rid])} and again as {where(i)}")
+        else:
+            seen[rid] = i
+    return problems
+
+
+def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
+    out = []
+    for key in ("require", "subscribe"):
+        if any(f.key == key for f in props.fields):
+            for ref in props.get(key) or []:
+                out.append((key, ref))
+    return out
+
+
+def check_references(entries: List[Optional[ResourceEntry]], session: Any,
+                     flat: Optional[List[Tuple[int, str, Dict[str, Any]]]] = None) -> List[str]:
+    """A ``require``/``subscribe`` must name a resource declared earlier in the manifest,
+    unless the session store in use already holds it (shell sessions, nested applies).
+    Resources rejected for other reasons (``None`` entries) still count as declared, under
+    their raw name from ``flat``, so one mistake is not reported twice."""
+    from ccm.model.errors import did_you_mean
+
+    def ids(i: int, entry: Optional[ResourceEntry]) -> Tuple[str, str, str]:
+        if entry is not None:
+            return entry.props.type_name, entry.props.name, entry.props.alias
+        if flat is not None and i < len(flat):
+            raw = flat[i][2]
+            return flat[i][1], str(raw.get("name") or ""), str(raw.get("alias") or "")
+        return "", "", ""
+
+    later: Dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        t, n, a = ids(i, entry)
+        index = entry.index if entry is not None else (flat[i][0] if flat is not None and i < len(flat) else 0)
+        for key in (n, a):
+            if t and key:
+                later.setdefault(f"{t}#{key}", index)
+    declared: List[Tuple[str, str, str]] = []   # (type, name, alias) in declaration order
+    problems: List[str] = []
+    for i, entry in enumerate(entries):
+        if entry is not None:
+            for key, ref in _ref_fields(entry.props):
+                if not isinstance(ref, str) or is_templated(ref) or "#" not in ref:
+                    continue
+                t, n = ref.split("#", 1)
+                if any(t == dt and n in (dn, da) for dt, dn, da in declared):
+                    continue
+                try:
+                    if session is not None and session.events_for(t, n):
+                        continue
+                except Exception:
+                    pass
+                message = (f"invalid manifest resource {entry.index} ({entry.label}): {key}: {ref!r} names a "
+                           f"resource not declared earlier in this manifest")
+                if ref in later and later[ref] >= entry.index:
+                    message += f" (it is declared later, as resource {later[ref]}: move it before this one)"
+                else:
+                    close = did_you_mean(n, [dn for dt, dn, _ in declared if dt == t])
+                    if close:
+                        message += close.replace("`", f"`{t}#", 1)
+                problems.append(message)
+        declared.append(ids(i, entry))
+    return problems
 
 
 def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
@@ -213,6 +388,7 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
     path, shown, tmpdir = _locate(source, manager, checksum)
     try:
         doc, text = _read_document(path)
+        text_of_document = text
         directory = os.path.dirname(path)
         manager.working_dir = directory
         data = _resolve_data(manager, doc, text, path, hiera_source=hiera_source, overriding_data=overriding_data)
@@ -233,9 +409,17 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
 
                 messages[key] = render_string(text, env)
             except TemplateError as exc:
-                raise ManifestError(f"invalid {key} template: {exc}") from None
-        flat = flatten(items, manager.registry)
-        entries = [build_entry(manager, idx, t, raw, env) for idx, t, raw in flat]
+                raise ManifestError(f"{path}: invalid {key} template: {exc}") from None
+        try:
+            flat = flatten(items, manager.registry)
+        except ManifestError as exc:
+            raise ManifestError(_in_file(path, str(exc))) from None
+        built, problems = build_entries(manager, flat, env)
+        problems += check_duplicates(built, flat, text_of_document)
+        problems += check_references(built, manager.session, flat)
+        if problems:
+            raise ManifestProblems([_in_file(path, p) for p in problems])
+        entries = [e for e in built if e is not None]
         if deny_apply and any(e.props.type_name == "apply" for e in entries):
             raise ManifestError(f"{path}: apply resources are denied")
         if schema is None:

@@ -10,6 +10,7 @@ from ccm.cli.setup import add_bool, build_manager, cli_facts
 from ccm.model.errors import ValidationError
 
 EXIT_REJECTED = 1
+EXIT_LOCKED = 3
 
 EXAMPLES = """\
 examples:
@@ -23,9 +24,17 @@ examples:
 Global flags (--quiet, --log-level, --color, --syslog, --debug) go anywhere: see ccm --help.
 """
 
+EXIT_CODES = """exit codes:
+  0    success (with --detailed-exit-codes: no changes)
+  1    a resource failed, or the manifest or command line was rejected
+  2/4/6  with --detailed-exit-codes: changes / failures / both
+  3    another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock)
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (the partial summary is printed)
+"""
 
-def parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES)
+
+def add_manifest_inputs(p: ArgumentParser) -> None:
+    """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
     p.add_argument("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
                                     "file:// URL to any of those, obj://BUCKET/KEY, or "
                                     "http(s)://[user:pass@]host/bundle.tar.gz")
@@ -34,7 +43,17 @@ def parser() -> ArgumentParser:
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
     add_bool(p, "read-env", True, "read ./.env")
+    p.add_argument("--checksum", metavar="sha256:HEX",
+                   help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it")
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES + "\n" + EXIT_CODES)
+    add_manifest_inputs(p)
     p.add_argument("--noop", action="store_true", help="do not change anything")
+    p.add_argument("--diff", dest="diff", action="store_true", default=None,
+                   help="with --noop, print a unified diff of each file content change (default on a terminal)")
+    p.add_argument("--no-diff", dest="diff", action="store_false", help="never print content diffs")
     p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
     p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
     add_bool(p, "report", True, "print the run summary")
@@ -50,10 +69,21 @@ def parser() -> ArgumentParser:
     p.add_argument("--last-run", metavar="FILE",
                    help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
                         "atomically, whatever the outcome")
-    p.add_argument("--checksum", metavar="sha256:HEX",
-                   help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it")
     p.add_argument("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries")
+    p.add_argument("--wait-lock", metavar="DURATION", default="0s",
+                   help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
+                        "exiting 3 at once")
     return p
+
+
+def wait_lock_seconds(text: str) -> float:
+    from ccm.model.durations import DurationError, parse_duration
+    from ccm.model.errors import UsageError
+
+    try:
+        return max(0.0, float(parse_duration(text)))
+    except (DurationError, ValueError) as exc:
+        raise UsageError(f"invalid --wait-lock duration {text!r}: {exc}") from None
 
 
 def exit_code(result: Any, detailed: bool) -> int:
@@ -78,12 +108,6 @@ def run(argv: List[str]) -> int:
         from ccm.remote import parse_checksum
 
         parse_checksum(args.checksum)
-    record = None
-    if args.last_run:
-        from ccm.lastrun import LastRun
-        from ccm.remote import redact_url  # imports urllib only for URLs
-
-        record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
     metrics = None
     if args.metrics_file:
         parent = os.path.dirname(os.path.abspath(args.metrics_file))
@@ -94,6 +118,14 @@ def run(argv: List[str]) -> int:
         from ccm.metrics import Metrics
 
         metrics = Metrics()
+    record = None
+    if args.last_run and not args.render:
+        from ccm.lastrun import LastRun
+        from ccm.remote import redact_url  # imports urllib only for URLs
+
+        record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
+    if args.render:
+        metrics = None  # printing the resolved manifest is not a run: no run records
     rc: Optional[int] = None
     result: Any = None
     manager: Any = None
@@ -102,10 +134,42 @@ def run(argv: List[str]) -> int:
                                 extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
                                 nats_context=args.context, registration_stream=args.registration,
                                 metrics=metrics)
-        rc, result = _apply(args, manager)
-        return rc
+        if args.json:
+            manager.user_log.quiet = True
+        manager.show_diff = bool(args.noop and not args.json
+                                 and (args.diff if args.diff is not None else sys.stdout.isatty()))
+        if args.publish_registrations:
+            from ccm.registration.publish import enable
+
+            enable(manager, args.publish_registrations, args.registration)
+        wait = wait_lock_seconds(args.wait_lock)
+        if args.render:
+            from ccm.apply import render_manifest
+
+            manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
+            try:
+                sys.stdout.write(render_manifest(manifest) + "\n")
+                return 0
+            finally:
+                manifest.cleanup()
+        from ccm import interrupt
+        from ccm.locks import RunLockHeld, acquire_run_lock
+
+        try:
+            lock = acquire_run_lock(args.manifest, wait)
+        except RunLockHeld as exc:
+            # another run is at work and writes its own records: leave them alone
+            record = metrics = None
+            sys.stderr.write(f"ccm: {exc}\n")
+            return EXIT_LOCKED
+        try:
+            with interrupt.guard():
+                rc, result = _apply(args, manager)
+                return rc
+        finally:
+            lock.release()
     except BaseException as exc:
-        if rc is None:
+        if rc is None and (record is not None or metrics is not None):
             _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,
                     None, str(exc) or type(exc).__name__)
         raise
@@ -145,22 +209,11 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
 
 
 def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
-    from ccm import log
+    from ccm import interrupt, log
 
     quiet = log.quiet()
-    if args.json:
-        manager.user_log.quiet = True
-    if args.publish_registrations:
-        from ccm.registration.publish import enable
-
-        enable(manager, args.publish_registrations, args.registration)
     manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
-        if args.render:
-            from ccm.apply import render_manifest
-
-            sys.stdout.write(render_manifest(manifest) + "\n")
-            return 0, None
         if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
@@ -179,6 +232,10 @@ def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
 
                 print()
                 sys.stdout.write(manifest_summary(summary))
+        if interrupt.received() is not None:
+            if not args.json:
+                sys.stderr.write(f"ccm: {interrupt.message()}\n")
+            return interrupt.exit_code(), result
         return exit_code(result, args.detailed_exit_codes), result
     finally:
         manifest.cleanup()

@@ -310,8 +310,14 @@ def run(argv: List[str]) -> int:
     raw = _flags(default_spec(type_name)).to_props(args)
     raw.update(_common_props(args))
     manager = _manager(args)
-    event = manager.ensure(type_name, raw)
-    manager.log_event(event)
+    from ccm import interrupt
+
+    with interrupt.guard():
+        event = manager.ensure(type_name, raw)
+        manager.log_event(event)
+        if interrupt.received() is not None:
+            sys.stderr.write(f"ccm: {interrupt.message()}\n")
+            return interrupt.exit_code()
     return 1 if event.failed else 0
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version it
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
     "apply": ("ccm.cli.apply_cmd", "Apply a manifest"),
+    "validate": ("ccm.cli.validate_cmd", "Check a manifest completely without changing anything"),
     "ensure": ("ccm.cli.ensure_cmd", "Manage a single resource"),
     "status": ("ccm.cli.status_cmd", "Show the current state of a resource"),
     "facts": ("ccm.cli.facts_cmd", "Show system facts"),
@@ -132,8 +133,10 @@ def version_text() -> str:
     it and the machine."""
     from ccm import __version__
 
-    boot = sys.modules.get("_ccm_boot")  # the pyz's start-up guard (ccm/_bootstrap.py in a zip)
-    build_id = str(getattr(boot, "BUILD_ID", "") or "")
+    # baked into the pyz's start-up modules (ccm/_bootstub.py, ccm/_bootstrap.py in the zip)
+    build_id = ""
+    for name in ("_ccm_stub", "_ccm_boot"):
+        build_id = build_id or str(getattr(sys.modules.get(name), "BUILD_ID", "") or "")
     build = f"build {build_id[:12]}" if build_id else "unknown build"
     # sys/os only: `platform` would import subprocess and pathlib on every --version
     impl = {"cpython": "CPython", "pypy": "PyPy"}.get(sys.implementation.name, sys.implementation.name)

@@ -139,7 +139,10 @@ def _nagios_attempt(manager: "RunManager", spec: CheckSpec) -> _Outcome:
     from ccm.healthcheck import nagios
 
     att = nagios.run_once(manager.runner, spec.command, spec.timeout_s)
-    return _Outcome(att.status, att.output, att.error, nagios.summary_line(att.output))
+    detail = nagios.summary_line(att.output)
+    if att.tail and att.status != nagios.OK:
+        detail = f"{detail}\n{att.tail}" if detail else att.tail
+    return _Outcome(att.status, att.output, att.error, detail)
 
 
 def _goss_rules(spec: CheckSpec, renderer: _Renderer) -> Dict[str, Any]:

@@ -23,6 +23,7 @@ class Attempt:
     status: int
     output: str = ""
     error: Optional[str] = None   # set when the check could not produce a status
+    tail: str = ""                # the output tail for a failure message (stderr first)
 
 
 def status_for_exit(code: int) -> int:
@@ -65,5 +66,7 @@ def run_once(runner: Any, command: str, timeout: Optional[float]) -> Attempt:
         return Attempt(UNKNOWN, str(exc), error=str(exc))
     res = runner.run(argv, cwd="/", timeout=timeout)
     if res.error is not None:
-        return Attempt(UNKNOWN, res.error, error=res.error)
-    return Attempt(status_for_exit(res.exit_code), res.stdout.strip())
+        return Attempt(UNKNOWN, res.error, error=res.with_output(res.error))
+    # more than the one status line (or anything on stderr): the failure message carries the tail
+    more = bool(res.stderr.strip()) or len(res.stdout.strip().splitlines()) > 1
+    return Attempt(status_for_exit(res.exit_code), res.stdout.strip(), tail=res.output_tail() if more else "")

@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterable, Optional
 
 
 class CCMError(Exception):
@@ -90,3 +90,17 @@ class LockTimeout(CCMError):
 
 class NoSuitableProvider(ResourceError):
     """No registered provider can manage the resource on this host."""
+
+
+def did_you_mean(word: str, choices: "Iterable[str]") -> str:
+    """`` (did you mean `owner`?)`` for the closest of ``choices`` to ``word``, else ``""``."""
+    import difflib
+
+    options = sorted({c for c in choices if isinstance(c, str)})
+    if not isinstance(word, str) or not options:
+        return ""
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in options}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f" (did you mean `{close[0]}`?)" if close else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
 
-from ccm.model.errors import ValidationError
+from ccm.model.errors import ValidationError, did_you_mean
 
 HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sleep", "timeout")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")
@@ -62,7 +62,7 @@ def scalar_text(v: Any, key: str) -> str:
 def check_keys(d: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
     for k in d:
         if k not in allowed:
-            raise ValidationError(f"unknown property {k!r}", field=where)
+            raise ValidationError(f"unknown property {k!r}{did_you_mean(k, allowed)}", field=where)
 
 
 class Kind:

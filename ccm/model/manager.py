@@ -45,6 +45,8 @@ class SessionView(Protocol):
 
     def is_failed(self, ref: str) -> bool: ...
 
+    def events_for(self, type_name: str, name: str) -> List[TransactionEvent]: ...
+
     def should_refresh(self, refs: Sequence[str]) -> bool: ...
 
     def record(self, event: TransactionEvent) -> None: ...
@@ -92,6 +94,7 @@ class RunManager(NestedApply, Protocol):
     user_log: UserLog
     runner: CommandRunner
     run_cache: Optional[RunCache]   # the current top-level run's prefetch cache, else None
+    show_diff: bool                 # noop: print a unified diff of each file content change
 
     @property
     def registry(self) -> ProviderSelector: ...

@@ -10,7 +10,7 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -41,6 +41,35 @@ def _control_allows(props: Properties, env: Any) -> bool:
             raise CCMError(f"control {key} expression {source!r} did not return a boolean (got {value!r})")
         results[key] = value
     return results.get("if", True) and not results.get("unless", False)
+
+
+_INTENT = {"running": "would start", "stopped": "would stop", "present": "would create", "absent": "would remove",
+           "latest": "would install the latest version", "directory": "would create directory"}
+
+
+def _intent(props: Properties) -> str:
+    if props.type_name == "package" and props.ensure == "present":
+        return "would install"
+    return _INTENT.get(props.ensure, f"would ensure {props.ensure}" if props.ensure else "would run")
+
+
+def _pending_requirements(manager: RunManager, props: Properties) -> List[str]:
+    """The requirements (require/subscribe) an earlier resource of this noop run would change."""
+    pending: List[str] = []
+    refs = list(props.get("require") or [])
+    if any(f.key == "subscribe" for f in props.fields):
+        refs += list(props.get("subscribe") or [])
+    for ref in refs:
+        if not isinstance(ref, str) or "#" not in ref:
+            continue
+        t, n = ref.split("#", 1)
+        try:
+            events = manager.session.events_for(t, n)
+        except Exception:
+            continue
+        if events and events[-1].noop and events[-1].changed and ref not in pending:
+            pending.append(ref)
+    return pending
 
 
 def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
@@ -124,7 +153,15 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
         except CCMError as exc:
             event.status = None
             event.final_ensure = ""
-            event.fail(str(exc))
+            pending = _pending_requirements(manager, props) if manager.noop else []
+            if pending:
+                # noop: what it cannot see yet, an earlier resource would change first
+                event.noop = event.changed = True
+                event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
+                log.debug("noop status unavailable before its requirements change",
+                          extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
+            else:
+                event.fail(str(exc))
         finally:
             manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
                                     type=props.type_name, provider=factory.name,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from ccm.model.errors import TemplateError, ValidationError
+from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
 
@@ -51,7 +51,7 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
         for k, v in raw.items():
             f = fmap.get(k)
             if f is None:
-                raise ValidationError(f"unknown property {k!r}")
+                raise ValidationError(f"unknown property {k!r}{did_you_mean(k, fmap)}")
             values[k] = coerce(f, v)
     except ValidationError as exc:
         raise exc.with_resource(label or f"{spec.name}#{raw.get('name', '?')}")
@@ -165,7 +165,9 @@ def _check_functions(names: frozenset, known: KnownFunctions, field: str, label:
     allowed = known()
     unknown = sorted(n for n in names if n not in allowed and n not in _expr().BUILTIN_FUNCTIONS)
     if unknown:
-        raise ValidationError(f"unknown function {unknown[0]}", field=field, resource=label)
+        choices = set(allowed) | set(_expr().BUILTIN_FUNCTIONS)
+        raise ValidationError(f"unknown function {unknown[0]}{did_you_mean(unknown[0], choices)}", field=field,
+                              resource=label)
 
 
 def check_deferred(props: Properties, label: str, known_functions: KnownFunctions = None) -> None:

@@ -12,7 +12,7 @@ keeps its native value) and match (``render_match``: Hiera order entries).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, List, Mapping, NamedTuple, Tuple, Union
+from typing import Any, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from ccm.expr import compile_expr
 from ccm.gocompat.fmt import go_sprint
@@ -152,7 +152,12 @@ def _evaluate(part: Expression, env: Mapping[str, Any]) -> Any:
 
 
 def render_string(text: str, env: Mapping[str, Any]) -> str:
-    """Replace every expression by its ``%v`` text; literal text is kept."""
+    """Replace every expression by its ``%v`` text; literal text is kept.
+
+    An expression that reads a key missing from ``Data``/``Facts`` (a typo) fails here
+    instead of writing ``<nil>``; a key present with an explicit null still renders
+    ``<nil>``, with a warning (see ``check_nil``).
+    """
     if "{{" not in text and "${" not in text:
         return text
     out: List[str] = []
@@ -160,8 +165,69 @@ def render_string(text: str, env: Mapping[str, Any]) -> str:
         if isinstance(part, str):
             out.append(part)
         else:
-            out.append(go_sprint(_evaluate(part, env)))
+            value = _evaluate(part, env)
+            if value is None:
+                check_nil(part.source, env)
+            out.append(go_sprint(value))
     return "".join(out)
+
+
+_ROOTS = ("Data", "Facts", "data", "facts")
+
+
+def _member_path(node: Any) -> Optional[Tuple[str, List[Any]]]:
+    """``Data.a.b`` / ``Facts["x"][0]`` -> ("Data", ["a", "b"]); anything else -> None."""
+    from ccm.expr import parser as ast
+
+    keys: List[Any] = []
+    while isinstance(node, ast.Member):
+        if node.optional or not isinstance(node.key, ast.Literal):
+            return None
+        keys.append(node.key.value)
+        node = node.obj
+    if not isinstance(node, ast.Ident) or node.name not in _ROOTS or not keys:
+        return None
+    return node.name, keys[::-1]
+
+
+def check_nil(source: str, env: Mapping[str, Any]) -> None:
+    """``source`` evaluated to nil in a string: fail when that is a missing ``Data``/``Facts``
+    key (naming the expression and the closest existing key), warn when the key is present
+    with an explicit null. Other expressions (``a ?? b``, calls, comparisons) are left alone."""
+    from ccm.expr.errors import ExprError
+    from ccm.expr.parser import parse
+    from ccm.model.errors import did_you_mean
+
+    try:
+        path = _member_path(parse(source))
+    except Exception:
+        return
+    if path is None:
+        return
+    root, keys = path
+    try:
+        current: Any = env[root]
+    except KeyError:
+        return
+    walked = root
+    for key in keys:
+        if isinstance(current, Mapping) and isinstance(key, str):
+            if key not in current:
+                hint = did_you_mean(key, [k for k in current.keys() if isinstance(k, str)])
+                raise ExprError(f"{{{{ {source} }}}}: {walked} has no key {key!r}{hint}; a missing key is not "
+                                f"rendered into a string (use `{source} ?? \"default\"` if it may be absent)")
+            current = current[key]
+        elif isinstance(current, list) and isinstance(key, int) and not isinstance(key, bool):
+            if not -len(current) <= key < len(current):
+                raise ExprError(f"{{{{ {source} }}}}: {walked} has no index {key} (it has {len(current)} items)")
+            current = current[key]
+        else:
+            return
+        walked += f".{key}" if isinstance(key, str) else f"[{key}]"
+    if current is None:
+        from ccm.log import internal
+
+        internal("ccm.templates").warning(f"{walked} is null and renders as <nil>", extra={"kv": {"key": walked}})
 
 
 def render_typed(text: str, env: Mapping[str, Any]) -> Any:

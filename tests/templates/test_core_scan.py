@@ -16,7 +16,7 @@ from ccm.templates.scan import Expression, scan
 def env():
     return make_environment(
         facts={"host": {"info": {"platformFamily": "debian"}}},
-        data={"list": ["a", "b", "c"], "port": 8080, "name": "web", "enabled": True,
+        data={"list": ["a", "b", "c"], "nullkey": None, "port": 8080, "name": "web", "enabled": True,
               "users": [{"name": "alice", "uid": 1}, {"name": "bob", "uid": 2}],
               "tmpl": "{{ Data.port }}", "xs": [1, 2, 3]},
         environ={"HOME": "/root"},
@@ -65,7 +65,7 @@ def test_has_expressions(text, expected):
 @pytest.mark.parametrize("text, expected", [
     ("x={{ Data.list }}", "x=[a b c]"),
     ("{{ lookup('data.users.#.name') }}", "[alice bob]"),
-    ("{{ Data.nokey }}", "<nil>"),
+    ("{{ Data.nullkey }}", "<nil>"),
     ("[{{ Environ.NOKEY }}]", "[]"),
     ("{{ 6 / 3 }}", "2"),
     ("{{ Data.port / 2 }}", "4040"),
@@ -144,6 +144,7 @@ def test_check_template_compiles_without_running():
 
 @pytest.mark.parametrize("text, message", [
     ("{{ Data.nokey.x }}", "cannot fetch x from <nil>"),
+    ("{{ Data.nokey }}", "Data has no key 'nokey'"),
     ("{{ Data.list[5] }}", "index out of range: 5 (array length is 3)"),
     ("{{ nosuch(1) }}", "unknown function nosuch"),
     ("{{ lookup('data.missing') }}", "missing key 'data.missing' in environment"),

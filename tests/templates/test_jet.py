@@ -53,7 +53,7 @@ CASES = [
     ('[[ Data.users[1]["uid"] ]]', "2"),
     ("[[ Data.packages[0:1] ]] [[ Data.packages[1:] ]] [[ Data.packages[:1] ]]", "[zsh] [vim] [zsh]"),
     ('[[ "hello"[1:3] ]] [[ "hello"[1] ]]', "el 101"),
-    ("[[ Data.nokey ]]|", "|"),  # missing key at the end of a chain prints nothing
+    ("[[ Data.nothing ]]|", "<nil>|"),  # a present null prints <nil>, as upstream
     ('[[ Data["nokey"] ]]|', "|"),
     ("[[ Environ.HOME ]] [[ WorkingDir ]]", "/root /wd"),
     # arithmetic
@@ -309,6 +309,7 @@ ERRORS = [
     ("[[ range Data.nokey ]][[ end ]]", "can't range over invalid value", 1, 4),
     ("[[ .nokey ]]", "there is no field or method 'nokey' in map[string]interface {} (.nokey)", 1, 4),
     ("[[ Data.nokey.deeper ]]", "there is no field or method 'nokey'", 1, 4),
+    ("[[ Data.nokey ]]", "Data has no key 'nokey'; a missing key is not rendered into a string", 1, 4),
     ("[[ Data.nothing.x ]]", "there is no field or method 'x' in <nil>", 1, 4),
     ("[[ Data.packages[5] ]]", "slice index out of range (index: 5, len: 2)", 1, 17),
     ('[[ Data.packages["a"] ]]', "non numeric value in index expression", 1, 17),

@@ -11,9 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def clean_env(**extra: Optional[str]) -> Dict[str, str]:
-    """No CCM_*/NO_COLOR/TERM from the caller (the private test cache dir stays); ``None`` unsets."""
+    """No CCM_*/NO_COLOR/TERM from the caller, except the per-test cache and lock
+    directories (tests/conftest.py); ``None`` unsets."""
     env = {k: v for k, v in os.environ.items()
-           if k == "CCM_CACHE_DIR" or not (k.startswith(("CCM_", "NO_COLOR")) or k == "TERM")}
+           if k in ("CCM_CACHE_DIR", "CCM_LOCK_DIR") or not (k.startswith(("CCM_", "NO_COLOR")) or k == "TERM")}
     env["PYTHONPATH"] = str(ROOT)
     env.update({k: v for k, v in extra.items() if v is not None})
     return {k: v for k, v in env.items() if extra.get(k, "") is not None}

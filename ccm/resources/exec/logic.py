@@ -69,13 +69,18 @@ class ExecLogic(TypeLogic[ExecProvider]):
             return Plan()
         return Plan(("execute",), "Would have executed", reason="command did not run and no guard short-circuited")
 
+    last_output = ""   # the output tail of the command this logic ran (one instance per resource run)
+
     def act(self, provider: ExecProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
         result = provider.execute(props)
         if props.get("logoutput"):
-            for line in result.stdout.splitlines():
+            for line in result.redacted(result.stdout).splitlines():
                 ctx.run_log.info(line)
+            for line in result.redacted(result.stderr).splitlines():
+                ctx.run_log.warn(line, stream="stderr")
+        self.last_output = result.output_tail()
         if result.error:
-            raise ProviderError(result.error)
+            raise ProviderError(result.with_output(result.error))
         return result.exit_code
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
@@ -100,4 +105,5 @@ class ExecLogic(TypeLogic[ExecProvider]):
         return state, ok, reason
 
     def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
-        return f"failed to reach desired state: exit code {acted}: {reason}"
+        message = f"failed to reach desired state: exit code {acted}: {reason}"
+        return f"{message}\n{self.last_output}" if self.last_output else message

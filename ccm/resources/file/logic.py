@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Optional, Protocol, Tuple
+import stat
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
@@ -48,6 +49,72 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
+DIFF_READ_LIMIT = 1 << 20     # files larger than this get no line counts or diff in noop
+
+
+def _read_bounded(path: str, limit: int = DIFF_READ_LIMIT) -> Optional[bytes]:
+    """A regular file's bytes (never through a symlink), or None when absent/too large/odd."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    finally:
+        os.close(fd)
+
+
+def _text(data: Optional[bytes]) -> Optional[str]:
+    if data is None or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def content_change(props: Properties, path: str, working_dir: Optional[str]) -> Dict[str, Any]:
+    """What a content change would be (noop): ``added``/``removed`` line counts and the
+    unified ``diff`` text, or ``binary``; nothing when either side cannot be read."""
+    import difflib
+
+    old = _read_bounded(path)
+    if props["content"] is not None:
+        new: Optional[bytes] = str(props["content"]).encode("utf-8")
+    else:
+        new = _read_bounded(source_path(props, working_dir))
+    if old is None or new is None:
+        return {}
+    old_text, new_text = _text(old), _text(new)
+    if old_text is None or new_text is None:
+        return {"binary": True}
+    diff = list(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
+                                     fromfile=path, tofile=f"{path} (desired)"))
+    added = sum(1 for ln in diff if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in diff if ln.startswith("-") and not ln.startswith("---"))
+    return {"added": added, "removed": removed, "diff": diff}
+
+
+def _is_sensitive(props: Properties) -> bool:
+    """Content that must never be shown (a redacted field, or data marked sensitive)."""
+    for f in props.fields:
+        if f.key in ("content", "source") and f.redact is not None:
+            return True
+    return bool(getattr(props, "sensitive_fields", None))
+
+
 class FileProvider(Protocol):
     """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
 
@@ -75,7 +142,35 @@ class FileLogic(TypeLogic[FileProvider]):
         state = provider.status(props.name)
         if props.ensure != "absent" and manages_content(props) and props.ensure != "directory":
             state.internal["desired_checksum"] = desired_checksum(props, ctx.working_dir)
+            if (ctx.noop and state.ensure == "present"
+                    and state.metadata.get("checksum", "") != state.internal["desired_checksum"]):
+                change = content_change(props, props.name, ctx.working_dir)
+                if _is_sensitive(props):
+                    change.pop("diff", None)
+                    change["sensitive"] = True
+                state.internal["content_change"] = change
         return state
+
+    def _attribute_changes(self, props: Properties, state: ResourceState) -> List[str]:
+        meta = state.metadata
+        changes: List[str] = []
+        if state.ensure == props.ensure and "desired_checksum" in state.internal \
+                and meta.get("checksum", "") != state.internal["desired_checksum"]:
+            change = state.internal.get("content_change") or {}
+            if change.get("binary"):
+                changes.append("would change content (binary)")
+            elif "added" in change:
+                changes.append(f"would change content (+{change['added']} -{change['removed']} lines)")
+            else:
+                changes.append("would change content")
+        if not owner_matches(meta.get("owner", ""), props.get("owner")):
+            changes.append(f"would change owner {meta.get('owner', '') or '?'} -> {props.get('owner')}")
+        if not group_matches(meta.get("group", ""), props.get("group")):
+            changes.append(f"would change group {meta.get('group', '') or '?'} -> {props.get('group')}")
+        wanted_mode = format_mode(desired_mode(props))
+        if meta.get("mode") != wanted_mode:
+            changes.append(f"would change mode {meta.get('mode', '') or '?'} -> {wanted_mode}")
+        return changes
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
         want, have = props.ensure, state.ensure
@@ -103,21 +198,26 @@ class FileLogic(TypeLogic[FileProvider]):
             return Plan()
         want, have = props.ensure, state.ensure
         if want == "directory":
-            return Plan(("mkdir",), "Would have created directory", reason=reason)
+            if have == "directory":
+                return Plan(("mkdir",), ", ".join(self._attribute_changes(props, state)) or "would change attributes",
+                            reason=reason)
+            if have == "present":
+                return Plan(("mkdir",), "would replace the file with a directory", reason=reason)
+            return Plan(("mkdir",), "would create directory", reason=reason)
         if want == "absent":
             if have == "directory":
-                msg = ("Would have recursively removed the directory" if props.get("force")
-                       else "Would have removed the directory")
+                msg = "would remove the directory recursively" if props.get("force") else "would remove the directory"
             else:
-                msg = "Would have removed the file"
+                msg = "would remove"
             return Plan(("remove",), msg, reason=reason)
         if have == "directory":
             raise ResourceError(f"{props.name} exists as a directory; cannot manage it as a file")
+        if have == "present":
+            changes = ", ".join(self._attribute_changes(props, state)) or "would change attributes"
+            return Plan(("store",) if manages_content(props) else ("attributes",), changes, reason=reason)
         if not manages_content(props):
-            if have == "present":
-                return Plan(("attributes",), "Would have updated attributes", reason=reason)
-            return Plan(("store",), "Would have created an empty file with requested attributes", reason=reason)
-        return Plan(("store",), "Would have created the file", reason=reason)
+            return Plan(("store",), "would create an empty file", reason=reason)
+        return Plan(("store",), "would create", reason=reason)
 
     def act(self, provider: FileProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> None:
         action = plan.actions[0]

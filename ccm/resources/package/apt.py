@@ -172,7 +172,7 @@ class AptProvider:
                 argv = list(INSTALL) + ["--allow-downgrades", f"{pkg}={ensure}"]
             res = self._changing(argv)
         if res.exit_code != 0:
-            detail = apt_errors(res.stderr) or None
+            detail = res.detail_with_output(apt_errors(res.stderr) or None)
             raise ProviderError(f'failed to install package "{pkg}", apt-get exited {res.exit_code}', detail=detail)
 
     def upgrade(self, pkg: str, ensure: str) -> None:
@@ -185,7 +185,7 @@ class AptProvider:
         with self.lock.hold(f"apt-get remove {pkg}"):
             res = self._changing(["apt-get", "-q", "-y", "remove", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to uninstall {pkg}", detail=res.stderr.strip() or None)
+            raise ProviderError(f"failed to uninstall {pkg}", detail=res.detail_with_output(apt_errors(res.stderr) or None))
 
 
 # --- factory -------------------------------------------------------------------------------

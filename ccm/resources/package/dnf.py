@@ -108,7 +108,7 @@ class DnfProvider:
     def _run(self, argv: List[str]) -> CommandResult:
         res = self.runner.run(argv)
         if res.error:   # could not start, timed out or killed
-            raise ProviderError(f"{argv[0]}: {res.error}", detail=last_error_line(res))
+            raise ProviderError(f"{argv[0]}: {res.error}", detail=res.detail_with_output(last_error_line(res)))
         return res
 
     def _changing(self, argv: List[str]) -> CommandResult:
@@ -159,7 +159,7 @@ class DnfProvider:
             res = self._changing(["dnf", "install", "-y", target])
         if res.exit_code != 0:
             raise ProviderError(f'failed to Install package "{pkg}", dnf exited {res.exit_code}',
-                                detail=last_error_line(res))
+                                detail=res.detail_with_output(last_error_line(res)))
 
     def upgrade(self, pkg: str, ensure: str) -> None:
         if ensure != "latest":
@@ -169,19 +169,19 @@ class DnfProvider:
             res = self._changing(["dnf", "upgrade", "-y", pkg])
         if res.exit_code != 0:
             raise ProviderError(f'failed to Upgrade package "{pkg}", dnf exited {res.exit_code}',
-                                detail=last_error_line(res))
+                                detail=res.detail_with_output(last_error_line(res)))
 
     def downgrade(self, pkg: str, version: str) -> None:
         with self.lock.hold(f"dnf downgrade {pkg}-{version}"):
             res = self._changing(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
+            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
 
     def uninstall(self, pkg: str) -> None:
         with self.lock.hold(f"dnf remove {pkg}"):
             res = self._changing(["dnf", "remove", "-y", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=last_error_line(res))
+            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
 
 
 # --- factory -------------------------------------------------------------------------------

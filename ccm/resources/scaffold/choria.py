@@ -225,8 +225,7 @@ class ChoriaScaffoldProvider:
         result = self.runner.run(argv, cwd=os.path.dirname(path), timeout=POST_TIMEOUT)
         if not result.ok:
             err = result.error or f"exit status {result.exit_code}"
-            output = (result.stdout or "") + (result.stderr or "")
-            raise ProviderError(f"failed to post process {path}\nerror: {err}\noutput: \"{output}\"")
+            raise ProviderError(result.with_output(f"failed to post process {path}\nerror: {err}"))
 
     # --- rendering -------------------------------------------------------------------
     def _render(self, job: RenderJob, out: str, *, real: bool) -> _Renderer:

@@ -158,6 +158,8 @@ class _Runtime:
             v = stmt.expr.eval(self)
             if v is not MISSING:
                 self.out.append(go_sprint(v))
+            else:
+                self.refuse_missing_data(stmt.expr)
         elif isinstance(stmt, _Assign):
             self.assign(stmt)
         elif isinstance(stmt, _If):
@@ -188,6 +190,28 @@ class _Runtime:
         values = [v.eval(self) for v in stmt.values]
         for target, value in zip(stmt.targets, values):
             self.set_var(target, value, stmt.let)
+
+    def refuse_missing_data(self, expr: Any) -> None:
+        """``[[ Data.prot ]]`` for a key missing from Data/Facts: a typo must not reach a file
+        as an empty string (tests such as ``[[ if isset(Data.x) ]]`` still see it as missing)."""
+        from ccm.model.errors import did_you_mean
+        from ccm.templates.jet.nodes import _Chain, _Ident
+
+        if not isinstance(expr, _Chain) or not isinstance(expr.base, _Ident):
+            return
+        if expr.base.name not in ("Data", "Facts", "data", "facts"):
+            return
+        cur: Any = self.resolve(expr.base.name, expr.pos)
+        walked = expr.base.name
+        for name in expr.names[:-1]:
+            if not isinstance(cur, Mapping) or name not in cur:
+                return
+            cur, walked = cur[name], f"{walked}.{name}"
+        last = expr.names[-1]
+        if isinstance(cur, Mapping):
+            hint = did_you_mean(str(last), [k for k in cur if isinstance(k, str)])
+            raise self.error(f"{walked} has no key {last!r}{hint}; a missing key is not rendered into a string",
+                             expr.pos)
 
     def exec_if(self, stmt: _If) -> None:
         self.scopes.append({})

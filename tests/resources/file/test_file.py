@@ -38,16 +38,16 @@ def observed(ensure, **meta):
 # --- pure logic ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("want,have,meta,actions,message", [
-    ({"ensure": "directory", "mode": "0755"}, "absent", {}, ("mkdir",), "Would have created directory"),
+    ({"ensure": "directory", "mode": "0755"}, "absent", {}, ("mkdir",), "would create directory"),
     ({"ensure": "directory", "mode": "0644"}, "directory", {"mode": "0755"}, (), ""),  # +x rule
-    ({"ensure": "absent"}, "present", {}, ("remove",), "Would have removed the file"),
-    ({"ensure": "absent"}, "directory", {}, ("remove",), "Would have removed the directory"),
-    ({"ensure": "absent", "force": True}, "directory", {}, ("remove",), "Would have recursively removed the directory"),
+    ({"ensure": "absent"}, "present", {}, ("remove",), "would remove"),
+    ({"ensure": "absent"}, "directory", {}, ("remove",), "would remove the directory"),
+    ({"ensure": "absent", "force": True}, "directory", {}, ("remove",), "would remove the directory recursively"),
     ({"ensure": "absent"}, "absent", {}, (), ""),
     ({"ensure": "present"}, "present", {}, (), ""),   # attribute-only, attributes right
-    ({"ensure": "present"}, "present", {"mode": "0600"}, ("attributes",), "Would have updated attributes"),
-    ({"ensure": "present"}, "absent", {}, ("store",), "Would have created an empty file with requested attributes"),
-    ({"ensure": "present", "content": "x"}, "absent", {}, ("store",), "Would have created the file"),
+    ({"ensure": "present"}, "present", {"mode": "0600"}, ("attributes",), "would change mode 0600 -> 0644"),
+    ({"ensure": "present"}, "absent", {}, ("store",), "would create an empty file"),
+    ({"ensure": "present", "content": "x"}, "absent", {}, ("store",), "would create"),
     ({"ensure": "present", "mode": "644"}, "present", {"mode": "0644"}, (), ""),  # "644" == "0644"
 ])
 def test_plan_table(want, have, meta, actions, message):
@@ -104,16 +104,16 @@ def apply(mgr, **values):
 def test_content_file_lifecycle(tmp_path):
     mgr = fakes.manager(working_dir=str(tmp_path))
     target = tmp_path / "motd"
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="640")
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="640")
     assert not ev.failed and ev.changed, ev.errors
-    assert target.read_text() == "hello <nil>\n"
+    assert target.read_text() == "hello world\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert ev.status.metadata["mode"] == "0640"
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="0640")
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="0640")
     assert not ev.changed and not ev.failed, "644-style and 0644-style modes must converge"
     target.write_text("tampered")
-    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who }}\n", mode="0640")
-    assert ev.changed and target.read_text() == "hello <nil>\n"
+    ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="0640")
+    assert ev.changed and target.read_text() == "hello world\n"
     assert [p.name for p in tmp_path.iterdir()] == ["motd"], "no temp files left behind"
     ev = apply(mgr, name=str(target), ensure="absent")
     assert ev.changed and not target.exists()
@@ -123,7 +123,7 @@ def test_noop_changes_nothing(tmp_path):
     mgr = fakes.manager(noop=True)
     target = tmp_path / "f"
     ev = apply(mgr, name=str(target), ensure="present", content="x")
-    assert ev.changed and ev.noop and ev.noop_message == "Would have created the file"
+    assert ev.changed and ev.noop and ev.noop_message == "would create"
     assert not target.exists()
 
 

@@ -1,0 +1,92 @@
+"""``ccm validate``: every load-time problem listed, nothing run, nothing changed."""
+from __future__ import annotations
+
+import json
+
+from tests.operator.helpers import ccm
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _file(path, **extra):
+    text = (f"    - file:\n        name: {path}\n        ensure: present\n        content: x\n"
+            "        owner: root\n        group: root\n        mode: '0644'\n")
+    return text + "".join(f"        {k}: {v}\n" for k, v in extra.items())
+
+
+def test_valid_manifest_exits_0_and_runs_nothing(tmp_path):
+    marker = tmp_path / "ran"
+    m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n" + _file(tmp_path / "a")
+               + f"    - exec:\n        name: /bin/touch {marker}\n")
+    r = ccm(tmp_path, "validate", str(m))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{m}: valid (2 resources)"
+    assert not (tmp_path / "a").exists() and not marker.exists()
+
+
+def test_every_problem_listed_with_json(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    m = _write(tmp_path / "m.yaml", "data:\n  port: 1\nccm:\n  resources:\n"
+               + _file(a, ownr="root")
+               + f"    - exec:\n        name: /bin/true\n        require: [file#{b}]\n"
+               + _file(b)
+               + _file(b)
+               + "    - exec:\n        name: /bin/true\n        control:\n          if: 'isFoo(Data.port)'\n"
+               + _file(tmp_path / "c").replace("content: x", "content: '{{ 1 + }}'"))
+    r = ccm(tmp_path, "validate", "--json", str(m))
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["valid"] is False
+    text = "\n".join(doc["problems"])
+    assert all(p.startswith(str(m)) for p in doc["problems"])
+    assert "unknown property 'ownr' (did you mean `owner`?)" in text
+    assert f"duplicate resource file#{b}" in text
+    assert "unknown function isFoo" in text
+    assert "expr compile error" in text
+    assert f"require: 'file#{b}' names a resource not declared earlier" in text
+    assert len(doc["problems"]) == 5
+    assert not a.exists() and not b.exists()
+
+
+def test_text_output_lists_problems_and_a_count(tmp_path):
+    m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n    - pakage:\n        name: x\n        ensure: present\n")
+    r = ccm(tmp_path, "validate", str(m))
+    assert r.returncode == 1
+    assert "unknown resource type 'pakage' (did you mean `package`?)" in r.stderr
+    assert r.stderr.strip().endswith("invalid: 1 problem")
+
+
+def test_yaml_and_missing_file_problems(tmp_path):
+    m = _write(tmp_path / "m.yaml", "ccm:\n  resources: [\n")
+    r = ccm(tmp_path, "validate", str(m))
+    assert r.returncode == 1 and str(m) in r.stderr and "YAML" in r.stderr
+    r = ccm(tmp_path, "validate", str(tmp_path / "missing.yaml"))
+    assert r.returncode == 1 and "missing.yaml" in r.stderr
+
+
+def test_nested_apply_children_are_checked(tmp_path):
+    child = _write(tmp_path / "sub" / "child.yaml", "ccm:\n  resources:\n"
+                   "    - exec:\n        name: /bin/true\n        require: [exec#/bin/parent]\n"
+                   "    - exec:\n        name: /bin/false\n        refresh_only: true\n")
+    m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n    - exec:\n        name: /bin/parent\n"
+               "    - apply:\n        name: sub/child.yaml\n")
+    r = ccm(tmp_path, "validate", "--json", str(m))
+    assert r.returncode == 1
+    problems = json.loads(r.stdout)["problems"]
+    # the child may require what its parent declared before the apply
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(str(child)) and "unknown property 'refresh_only'" in problems[0]
+
+
+def test_validate_is_listed_in_help_and_readme(tmp_path):
+    import os
+
+    r = ccm(tmp_path, "--help")
+    assert "validate" in r.stdout
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    quick = readme[:readme.index("## Using it")]
+    assert "ccm validate" in quick
