@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency doc-tools
 
 all: pyz
 
@@ -43,18 +43,29 @@ run: pyz
 	@find "$(SCRATCH)" -type f | sort
 
 # The default suite; real-system suites follow when this host can run them (root).
-test: $(STAMP)
+test: $(STAMP) doc-tools
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
 	$(MAKE) --no-print-directory test-agent
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory test-sysv test-apt; \
 	 else echo "not root: skipping the apt and sysv suites"; fi
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) doc-tools
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) tests
 
 # The agent's timing-based cycle tests (about 15 s, no root, nothing outside temp dirs).
 test-agent: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m agent_slow tests/agent
+
+# The man page and completion tests run the real groff, bash and zsh (Debian: groff-base, zsh).
+doc-tools:
+	@missing=""; command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
+	 command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	 if [ -n "$$missing" ]; then \
+	   if [ "$$(id -u)" = 0 ]; then \
+	     (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; }) >/dev/null || \
+	     echo "doc-tools: could not install$$missing; the man page and completion tests will say so" >&2; \
+	   else echo "doc-tools: install$$missing for the man page and completion tests" >&2; fi; fi
 
 test-apt: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m apt tests

@@ -367,7 +367,7 @@ def smoke(pyz: Path, version: str, work: Path) -> None:
         env = dict(os.environ, SHIV_ROOT=str(root))
         out = subprocess.run([sys.executable, str(pyz), "--version"], env=env,
                              capture_output=True, text=True, timeout=120)
-        if out.returncode != 0 or out.stdout.strip() != version:
+        if out.returncode != 0 or out.stdout.split()[:1] != [version]:  # "VERSION (build ...)"
             raise SystemExit(f"build_zipapp: smoke test failed: rc={out.returncode} "
                              f"stdout={out.stdout!r} stderr={out.stderr!r}")
     finally:

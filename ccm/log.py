@@ -5,10 +5,18 @@
 
 ``UserLogger.bind(**attrs)`` returns a logger whose lines carry those attributes first,
 as upstream's ``With()`` does.
+
+``configure`` sets, once per process, the levels (``--debug``/``--info``/``--log-level``,
+``--quiet`` = user level WARN), the colour policy (``--color auto|always|never``; auto =
+a terminal, no ``NO_COLOR`` in the environment whatever its value, ``TERM`` not ``dumb``)
+and an optional syslog copy of both channels (``--syslog``: ``/dev/log`` or
+``$CCM_SYSLOG_SOCKET``, facility daemon, ident ``ccm``; at INFO or below whatever the
+terminal shows, so a quiet cron run still leaves its record in syslog).
 """
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from datetime import datetime, timezone
@@ -19,19 +27,137 @@ _TAGS = {DEBUG: "DEBUG", INFO: "INFO ", WARN: "WARN ", ERROR: "ERROR"}
 _COLOURS = {DEBUG: "\x1b[37m", INFO: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[31m"}
 _RESET = "\x1b[0m"
 
-_state = {"user_level": INFO, "internal_level": WARN}
+LEVEL_NAMES: Dict[str, int] = {"debug": DEBUG, "info": INFO, "warn": WARN, "warning": WARN, "error": ERROR}
+COLOR_MODES = ("auto", "always", "never")
+SYSLOG_SOCKET = "/dev/log"
+_LOG_DAEMON = 3  # syslog facility
+_SEVERITY = {DEBUG: 7, INFO: 6, WARN: 4, ERROR: 3}
+
+_state: Dict[str, Any] = {"user_level": INFO, "internal_level": WARN, "color": "auto", "syslog": None}
 _lock = threading.Lock()
 
 
-def configure(*, debug: bool = False, info: bool = False) -> None:
-    _state["user_level"] = DEBUG if debug else INFO
-    _state["internal_level"] = DEBUG if debug else (INFO if info else WARN)
+def configure(*, debug: bool = False, info: bool = False, level: Optional[str] = None,
+              quiet: bool = False, color: str = "auto", syslog: bool = False) -> None:
+    """Set the process-wide log policy (see the module docstring). ``level`` is one of
+    ``LEVEL_NAMES``; it wins over ``debug``/``info``; ``quiet`` raises the user level to WARN."""
+    user = DEBUG if debug else INFO
+    internal_level = DEBUG if debug else (INFO if info else WARN)
+    if level is not None:
+        user = LEVEL_NAMES[level]
+        internal_level = user if user != INFO else internal_level
+    if quiet:
+        user = max(user, WARN)
+    _state["user_level"] = user
+    _state["internal_level"] = internal_level
+    _state["quiet"] = quiet
+    _state["color"] = color if color in COLOR_MODES else "auto"
+    if _state["syslog"] is not None:
+        _state["syslog"].close()
+        _state["syslog"] = None
+    if syslog:
+        _state["syslog"] = SyslogSink.open(min(user, INFO))
     # Our handler sits on the "ccm" logger only; records still propagate to the root
     # logger (which has no handler of ours), so embedding code and tests can observe them.
     logger = logging.getLogger("ccm")
-    logger.setLevel(_state["internal_level"])
+    sink = _state["syslog"]
+    logger.setLevel(min(internal_level, sink.level) if sink is not None else internal_level)
     if not any(isinstance(h, _InternalHandler) for h in logger.handlers):
         logger.addHandler(_InternalHandler())
+
+
+def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> bool:
+    """Whether to colour ``stream``: ``always``/``never``, or on a terminal without
+    ``NO_COLOR`` (any value, even empty) and with ``TERM`` other than ``dumb``."""
+    mode = mode or _state["color"]
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    env = os.environ if environ is None else environ
+    if "NO_COLOR" in env or env.get("TERM") == "dumb":
+        return False
+    return _is_terminal(stream)
+
+
+class SyslogSink:
+    """RFC 3164 datagrams to the local syslog socket (what ``logger -t ccm -p daemon.*``
+    sends). A missing or refusing socket gives one warning on stderr, then nothing. A
+    syslog daemon that stops reading never hangs a run: a send waits at most
+    ``SEND_TIMEOUT`` seconds, then the sink warns once and drops the rest."""
+
+    SEND_TIMEOUT = 0.5
+
+    def __init__(self, sock: Any, path: str, level: int) -> None:
+        self._sock = sock
+        self.path = path
+        self.level = level
+        self._warned = False
+
+    @classmethod
+    def open(cls, level: int, path: Optional[str] = None) -> "SyslogSink":
+        import socket
+
+        path = path or os.environ.get("CCM_SYSLOG_SOCKET") or SYSLOG_SOCKET
+        sink = cls(None, path, level)
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            try:
+                sock.connect(path)
+            except OSError:
+                sock.close()
+                raise
+            sock.settimeout(cls.SEND_TIMEOUT)
+            sink._sock = sock
+        except OSError as exc:
+            sink._warn(exc)
+        return sink
+
+    def _warn(self, exc: OSError) -> None:
+        if not self._warned:
+            self._warned = True
+            reason = "not accepting messages" if isinstance(exc, socket_timeout()) else (exc.strerror or exc)
+            with _lock:
+                sys.stderr.write(f"ccm: warning: syslog unavailable at {self.path}: "
+                                 f"{reason}; logging to the terminal only\n")
+
+    def send(self, level: int, text: str) -> None:
+        if self._sock is None or level < self.level:
+            return
+        pri = _LOG_DAEMON * 8 + _SEVERITY.get(level, 6)
+        line = text.replace("\n", " ")[:4000]
+        try:
+            self._sock.send(f"<{pri}>ccm[{os.getpid()}]: {line}".encode("utf-8", "replace"))
+        except OSError as exc:
+            self._sock.close()
+            self._sock = None
+            self._warn(exc)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+def socket_timeout() -> type:
+    import socket
+
+    return socket.timeout
+
+
+def _to_syslog(level: int, text: str) -> None:
+    sink = _state["syslog"]
+    if sink is not None:
+        sink.send(level, text)
+
+
+def user_level() -> int:
+    return int(_state["user_level"])
+
+
+def quiet() -> bool:
+    """``--quiet``: print only what needs attention (the CLI also drops its summaries)."""
+    return bool(_state.get("quiet"))
 
 
 def render_value(value: Any) -> str:
@@ -48,12 +174,17 @@ class _InternalHandler(logging.Handler):
         msg = record.getMessage().replace('"', '\\"')
         level = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "ERROR"}.get(record.levelno, "INFO")
         extra = getattr(record, "kv", None) or {}
-        parts = [f"time={ts}", f"level={level}", f'msg="{msg}"']
+        parts = [f"level={level}", f'msg="{msg}"']
         for k, v in extra.items():
             text = render_value(v)
             parts.append(f'{k}="{text}"' if (" " in text or not text) else f"{k}={text}")
+        line = " ".join(parts)
+        levelno = min(record.levelno, ERROR)
+        _to_syslog(levelno, line)
+        if levelno < _state["internal_level"]:
+            return
         with _lock:
-            sys.stderr.write(" ".join(parts) + "\n")
+            sys.stderr.write(f"time={ts} " + line + "\n")
 
 
 def internal(name: str = "ccm") -> logging.Logger:
@@ -104,23 +235,24 @@ class UserLogger:
     def _use_colour(self) -> bool:
         if self._colour is not None:
             return self._colour
-        return _is_terminal(self.stream)
+        return colour_wanted(self.stream)
 
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         items = self.attrs + list(pairs) + list(attrs.items())
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": items})
+        text = message
+        if items:
+            text += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
+        _to_syslog(level, text)
         if self.quiet or level < self.level:
             return
         tag = _TAGS.get(level, "INFO ")
         colour = self._use_colour()
         if colour:
             tag = f"{_COLOURS[level]}{tag}{_RESET}"
-        line = f" {tag} {message}"
-        if items:
-            line += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
         with _lock:
-            self.stream.write(line + "\n")
+            self.stream.write(f" {tag} {text}\n")
             if colour:   # a terminal: show progress as it happens
                 self.stream.flush()
 

@@ -259,12 +259,14 @@ class Manager:
         return base.run(self, self.spec(props.type_name), props, health_check_only=health_check_only)
 
     def load(self, source: str, *, hiera: Optional[str] = None,
-             overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False) -> "Manifest":
-        """Resolve a manifest completely (sets this manager's data and working directory)."""
+             overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
+             checksum: Optional[str] = None) -> "Manifest":
+        """Resolve a manifest completely (sets this manager's data and working directory);
+        ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
         from ccm.apply.manifest import load_manifest
 
         return load_manifest(source, self, hiera_source=hiera, overriding_data=overriding_data,
-                             deny_apply=deny_apply)
+                             deny_apply=deny_apply, checksum=checksum)
 
     def execute(self, manifest: "Manifest", *, health_check_only: bool = False,
                 nested: bool = False) -> "ExecutionResult":

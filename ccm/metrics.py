@@ -23,7 +23,7 @@ from ccm.log import internal
 
 log = internal("ccm.metrics")
 
-COUNTER, SUMMARY = "counter", "summary"
+COUNTER, SUMMARY, GAUGE = "counter", "summary", "gauge"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -31,7 +31,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class MetricDef:
     key: str                   # what callers pass to observe()/inc()
     name: str                  # exposed name
-    kind: str                  # counter | summary
+    kind: str                  # counter | summary | gauge
     labels: Tuple[str, ...]
     help: str
 
@@ -86,6 +86,11 @@ DEFINITIONS: Tuple[MetricDef, ...] = (
        "Number of remote manifest downloads"),
     _d("agent_manifest_fetch_error", "agent_manifest_fetch_error_count", COUNTER, "manifest",
        "Number of failed remote manifest checks or downloads"),
+    # ours, for monitoring cron/timer runs (alert on a stale timestamp or a non-zero code)
+    _d("last_run_timestamp", "last_run_timestamp_seconds", GAUGE, "",
+       "Unix time at which the last ccm apply finished"),
+    _d("last_run_exit_code", "last_run_exit_code", GAUGE, "",
+       "Exit code of the last ccm apply"),
 )
 
 BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}
@@ -146,7 +151,7 @@ class Metrics:
         # metric name -> label values -> value (counter) or [sum, count] (summary)
         self._values: Dict[str, Dict[Tuple[str, ...], Any]] = {d.name: {} for d in DEFINITIONS}
         for d in DEFINITIONS:
-            if not d.labels:  # label-less metrics are always exposed, as client_golang does
+            if not d.labels and d.kind != GAUGE:  # label-less metrics are always exposed, as client_golang does
                 self._values[d.name][()] = 0.0 if d.kind == COUNTER else [0.0, 0]
 
     # --- recording --------------------------------------------------------------------
@@ -180,6 +185,14 @@ class Metrics:
         key = self._label_values(d, labels)
         with self._lock:
             self._values[d.name][key] = self._values[d.name].get(key, 0.0) + amount
+
+    def set(self, metric: str, value: float, **labels: Any) -> None:
+        """Set the gauge ``metric`` (short key or full name); unset gauges are not exposed."""
+        d = self._def(metric, GAUGE)
+        if d is None:
+            return
+        with self._lock:
+            self._values[d.name][self._label_values(d, labels)] = float(value)
 
     def record_event(self, event: Any) -> None:
         """Count a recorded transaction event: the total, one outcome, and the final
@@ -218,7 +231,7 @@ class Metrics:
             lines.append(f"# TYPE {d.name} {d.kind}")
             for key, v in series:
                 labels = _labels_text(d.labels, key)
-                if d.kind == COUNTER:
+                if d.kind in (COUNTER, GAUGE):
                     lines.append(f"{d.name}{labels} {format_value(v)}")
                 else:
                     lines.append(f"{d.name}_sum{labels} {format_value(v[0])}")

@@ -39,6 +39,9 @@ SPEC = [
     ("choria_ccm_agent_facts_resolve_error_count", "counter", ""),
     ("choria_ccm_agent_manifest_fetch_count", "counter", "manifest"),
     ("choria_ccm_agent_manifest_fetch_error_count", "counter", "manifest"),
+    # ours (issue 14): last ccm apply's finish time and exit code, for stale/failed-run alerts
+    ("choria_ccm_last_run_timestamp_seconds", "gauge", ""),
+    ("choria_ccm_last_run_exit_code", "gauge", ""),
 ]
 
 

@@ -52,25 +52,18 @@ class Manifest:
             self.tmpdir = None
 
 
-def _locate(source: str, manager: Any) -> Tuple[str, str, Optional[str]]:
-    """-> (path, display source, tmpdir to clean up)."""
-    scheme = source.split("://", 1)[0].lower() if "://" in source else ""
-    if scheme in ("http", "https"):
-        from ccm.remote import fetch_bundle, redact_url
+def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[str, str, Optional[str]]:
+    """-> (path, display source, tmpdir to clean up); bundles and checksums: ``ccm.remote``
+    (the object store goes through ``ccm.remote.bundle_from``, checksum included)."""
+    from ccm.remote import open_source, parse_checksum
 
-        path, tmpdir = fetch_bundle(source)
-        return path, redact_url(source), tmpdir
-    if scheme == "obj":
+    wanted = None if checksum is None else parse_checksum(checksum)
+    if source.split("://", 1)[0].lower() == "obj" and "://" in source:
         from ccm.nats.objstore import fetch_bundle as fetch_object
 
-        path, tmpdir = fetch_object(manager.nats_connection(), source)
+        path, tmpdir = fetch_object(manager.nats_connection(), source, checksum=wanted)
         return path, source, tmpdir
-    if scheme:
-        raise ManifestError(f"unsupported manifest source: {source}")
-    path = source
-    if not os.path.isabs(path):
-        path = os.path.join(manager.working_dir or os.getcwd(), path)
-    return os.path.abspath(path), source, None
+    return open_source(source, base_dir=manager.working_dir or os.getcwd(), checksum=wanted)
 
 
 def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
@@ -389,9 +382,10 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
 
 def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = None,
                   overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
-                  schema: Optional[bool] = None) -> Manifest:
-    """Resolve ``source`` completely. Sets the manager's data and working directory."""
-    path, shown, tmpdir = _locate(source, manager)
+                  schema: Optional[bool] = None, checksum: Optional[str] = None) -> Manifest:
+    """Resolve ``source`` completely. Sets the manager's data and working directory.
+    ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
+    path, shown, tmpdir = _locate(source, manager, checksum)
     try:
         doc, text = _read_document(path)
         text_of_document = text

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, List
+from typing import Any, List, Optional
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import add_bool, build_manager, cli_facts
@@ -11,6 +11,18 @@ from ccm.model.errors import ValidationError
 
 EXIT_REJECTED = 1
 EXIT_LOCKED = 3
+
+EXAMPLES = """\
+examples:
+  ccm apply manifest.yaml                       apply a local manifest
+  ccm apply --noop site.tar.gz                  show what a bundle would change
+  ccm apply ./site/                             a directory holding manifest.yaml
+  ccm apply --checksum sha256:9f86d0... file:///srv/ccm/site.tgz
+  ccm apply https://user:pass@repo.example/site.tar.gz
+  ccm apply --quiet --detailed-exit-codes --last-run /var/lib/ccm/last_run.json site.tgz
+
+Global flags (--quiet, --log-level, --color, --syslog, --debug) go anywhere: see ccm --help.
+"""
 
 EXIT_CODES = """exit codes:
   0    success (with --detailed-exit-codes: no changes)
@@ -23,19 +35,20 @@ EXIT_CODES = """exit codes:
 
 def add_manifest_inputs(p: ArgumentParser) -> None:
     """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
-    p.add_argument("manifest", help="local path, obj://BUCKET/KEY, or http(s)://[user:pass@]host/bundle.tar.gz")
-    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts")
+    p.add_argument("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
+                                    "file:// URL to any of those, obj://BUCKET/KEY, or "
+                                    "http(s)://[user:pass@]host/bundle.tar.gz")
+    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts, repeatable")
     p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
     p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
                    help="overriding Hiera data (env CCM_HIERA_DATA)")
     add_bool(p, "read-env", True, "read ./.env")
+    p.add_argument("--checksum", metavar="sha256:HEX",
+                   help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it")
 
 
 def parser() -> ArgumentParser:
-    import argparse
-
-    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXIT_CODES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES + "\n" + EXIT_CODES)
     add_manifest_inputs(p)
     p.add_argument("--noop", action="store_true", help="do not change anything")
     p.add_argument("--diff", dest="diff", action="store_true", default=None,
@@ -44,12 +57,18 @@ def parser() -> ArgumentParser:
     p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
     p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
     add_bool(p, "report", True, "print the run summary")
-    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"), help="NATS context")
+    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"),
+                   help="NATS context (env NATS_CONTEXT)")
     p.add_argument("-R", "--registration", default="REGISTRATION", help="registration stream")
     p.add_argument("--detailed-exit-codes", action="store_true",
                    help="0 no changes, 2 changes, 4 failures, 6 changes and failures, 1 rejected")
     p.add_argument("--json", action="store_true", help="print one JSON document with every event and the summary")
-    p.add_argument("--metrics-file", metavar="PATH", help="write the run's metrics in textfile-collector format")
+    p.add_argument("--metrics-file", metavar="PATH",
+                   help="write the run's metrics in textfile-collector format, with the last run's time and "
+                        "exit code")
+    p.add_argument("--last-run", metavar="FILE",
+                   help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
+                        "atomically, whatever the outcome")
     p.add_argument("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries")
     p.add_argument("--wait-lock", metavar="DURATION", default="0s",
                    help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
@@ -85,6 +104,10 @@ def run(argv: List[str]) -> int:
         raise UsageError("cannot set healthcheck only and noop mode at the same time")
     if not args.manifest.strip():
         raise ValidationError("source is required")
+    if args.checksum is not None:
+        from ccm.remote import parse_checksum
+
+        parse_checksum(args.checksum)
     metrics = None
     if args.metrics_file:
         parent = os.path.dirname(os.path.abspath(args.metrics_file))
@@ -95,48 +118,103 @@ def run(argv: List[str]) -> int:
         from ccm.metrics import Metrics
 
         metrics = Metrics()
-    manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
-                            extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
-                            nats_context=args.context, registration_stream=args.registration, metrics=metrics)
-    if args.json:
-        manager.user_log.quiet = True
-    manager.show_diff = bool(args.noop and not args.json
-                             and (args.diff if args.diff is not None else sys.stdout.isatty()))
-    if args.publish_registrations:
-        from ccm.registration.publish import enable
+    record = None
+    if args.last_run and not args.render:
+        from ccm.lastrun import LastRun
+        from ccm.remote import redact_url  # imports urllib only for URLs
 
-        enable(manager, args.publish_registrations, args.registration)
-    wait = wait_lock_seconds(args.wait_lock)
+        record = LastRun(manifest=redact_url(args.manifest), noop=args.noop)
     if args.render:
-        from ccm.apply import render_manifest
+        metrics = None  # printing the resolved manifest is not a run: no run records
+    rc: Optional[int] = None
+    result: Any = None
+    manager: Any = None
+    try:
+        manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
+                                extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
+                                nats_context=args.context, registration_stream=args.registration,
+                                metrics=metrics)
+        if args.json:
+            manager.user_log.quiet = True
+        manager.show_diff = bool(args.noop and not args.json
+                                 and (args.diff if args.diff is not None else sys.stdout.isatty()))
+        if args.publish_registrations:
+            from ccm.registration.publish import enable
 
-        manifest = manager.load(args.manifest, hiera=args.hiera)
+            enable(manager, args.publish_registrations, args.registration)
+        wait = wait_lock_seconds(args.wait_lock)
+        if args.render:
+            from ccm.apply import render_manifest
+
+            manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
+            try:
+                sys.stdout.write(render_manifest(manifest) + "\n")
+                return 0
+            finally:
+                manifest.cleanup()
+        from ccm import interrupt
+        from ccm.locks import RunLockHeld, acquire_run_lock
+
         try:
-            sys.stdout.write(render_manifest(manifest) + "\n")
-            return 0
+            lock = acquire_run_lock(args.manifest, wait)
+        except RunLockHeld as exc:
+            # another run is at work and writes its own records: leave them alone
+            record = metrics = None
+            sys.stderr.write(f"ccm: {exc}\n")
+            return EXIT_LOCKED
+        try:
+            with interrupt.guard():
+                rc, result = _apply(args, manager)
+                return rc
         finally:
-            manifest.cleanup()
-    from ccm import interrupt
-    from ccm.locks import RunLockHeld, acquire_run_lock
-
-    try:
-        lock = acquire_run_lock(args.manifest, wait)
-    except RunLockHeld as exc:
-        sys.stderr.write(f"ccm: {exc}\n")
-        return EXIT_LOCKED
-    try:
-        with interrupt.guard():
-            return _apply(args, manager, metrics)
+            lock.release()
+    except BaseException as exc:
+        if rc is None and (record is not None or metrics is not None):
+            _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,
+                    None, str(exc) or type(exc).__name__)
+        raise
     finally:
-        lock.release()
+        if rc is not None:
+            _finish(args, record, metrics, rc, result, "", manager)
 
 
-def _apply(args: Any, manager: Any, metrics: Any) -> int:
-    from ccm import interrupt
+def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
+    """Write the run's record files (--last-run, --metrics-file): on success, failure or
+    rejection. Both are attempted; the first that cannot be written is the error."""
+    from ccm.model.errors import CCMError
 
-    manifest = manager.load(args.manifest, hiera=args.hiera)
+    problems: List[str] = []
+    if record is not None:
+        events = manager.session.transaction_events() if (manager is not None and result is not None) else None
+        record.finish(rc, summary=getattr(result, "summary", None), events=events, error=error)
+        try:
+            record.write(args.last_run)
+        except OSError as exc:
+            problems.append(f"cannot write --last-run {args.last_run}: {exc.strerror or exc}")
+    if metrics is not None:
+        import time
+
+        from ccm.metrics import write_textfile
+
+        metrics.set("last_run_timestamp", time.time())
+        metrics.set("last_run_exit_code", rc)
+        try:
+            write_textfile(metrics, args.metrics_file)
+        except CCMError as exc:  # "cannot write metrics file PATH: reason"
+            problems.append(str(exc))
+    if problems and not error:
+        raise CCMError("; ".join(problems))
+    for problem in problems:  # the run already failed with its own error: do not hide it
+        sys.stderr.write(f"ccm: error: {problem}\n")
+
+
+def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
+    from ccm import interrupt, log
+
+    quiet = log.quiet()
+    manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
-        if manifest.pre_message and not args.json:
+        if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
         result = manager.execute(manifest, health_check_only=args.monitor_only)
@@ -146,21 +224,18 @@ def _apply(args: Any, manager: Any, metrics: Any) -> int:
 
             sys.stdout.write(to_json(json_report(manager.session.transaction_events(), summary)) + "\n")
         else:
-            if manifest.post_message and summary.total_errors == 0:
+            if manifest.post_message and summary.total_errors == 0 and not quiet:
                 print(manifest.post_message)
-            if args.report:
+            failed = summary.failed_resources or summary.total_errors or summary.requirements_unmet_count
+            if args.report and (not quiet or failed):
                 from ccm.report import manifest_summary
 
                 print()
                 sys.stdout.write(manifest_summary(summary))
-        if metrics is not None:
-            from ccm.metrics import write_textfile
-
-            write_textfile(metrics, args.metrics_file)
         if interrupt.received() is not None:
             if not args.json:
                 sys.stderr.write(f"ccm: {interrupt.message()}\n")
-            return interrupt.exit_code()
-        return exit_code(result, args.detailed_exit_codes)
+            return interrupt.exit_code(), result
+        return exit_code(result, args.detailed_exit_codes), result
     finally:
         manifest.cleanup()

@@ -11,8 +11,38 @@ from typing import Any, Dict, Iterable, NoReturn, Optional
 from ccm.model.errors import UsageError, ValidationError
 
 
+def shown_default(action: argparse.Action) -> Optional[str]:
+    """The default ``--help`` states for a flag, or None when there is nothing to state
+    (unset, false, empty list, or already written into the help text)."""
+    default = action.default
+    if default is None or default is False or default == [] or default == "" or default is argparse.SUPPRESS:
+        return None
+    if action.help and "default" in action.help.lower():
+        return None
+    if default is True:
+        return "true"
+    if isinstance(default, (list, tuple)):
+        return ",".join(str(v) for v in default)
+    return str(default)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs (examples) as written; every flag's default appended."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = shown_default(action)
+        if default is not None and text is not argparse.SUPPRESS:
+            text = f"{text} (default: {default.replace('%', '%%')})"
+        return text
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with fisk's exit codes: usage problems raise UsageError (exit 1)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}")

@@ -63,8 +63,8 @@ def _common_props(args: argparse.Namespace) -> Dict[str, Any]:
 # --- per type ---------------------------------------------------------------------------
 
 def _package_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name")
-    p.add_argument("ensure", nargs="?", default="present")
+    p.add_argument("name", help="package name")
+    p.add_argument("ensure", nargs="?", default="present", help="present, absent, latest or a version")
 
 
 def _package_props(args: argparse.Namespace) -> Dict[str, Any]:
@@ -72,8 +72,8 @@ def _package_props(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _service_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name")
-    p.add_argument("ensure", nargs="?", default="running")
+    p.add_argument("name", help="service name")
+    p.add_argument("ensure", nargs="?", default="running", help="running or stopped")
     p.add_argument("--enable", action="store_true", help="enable at boot")
     p.add_argument("--disable", action="store_true", help="disable at boot")
     p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name", help="restart when it changed")
@@ -96,8 +96,8 @@ def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _file_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name")
-    p.add_argument("ensure", nargs="?", default="present")
+    p.add_argument("name", help="path of the file or directory")
+    p.add_argument("ensure", nargs="?", default="present", help="present, absent or directory")
     p.add_argument("--owner", metavar="USER:GROUP", help="owner and group (default: the current user and group)")
     p.add_argument("--mode", default=None, help="octal mode (default 0644, 0755 for directories)")
     p.add_argument("--content", default=None, help="file content (templated)")
@@ -135,16 +135,20 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _exec_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", metavar="command")
-    p.add_argument("--creates", metavar="FILE")
-    p.add_argument("--returns", action="append", type=int, default=None, metavar="N")
-    p.add_argument("--timeout", default="1m")
-    p.add_argument("--cwd", metavar="DIR")
-    p.add_argument("-e", "--environment", action="append", default=[], metavar="K=V")
-    p.add_argument("--path", metavar="PATH")
-    p.add_argument("--refresh-only", action="store_true")
-    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name")
-    p.add_argument("--logoutput", action="store_true")
+    p.add_argument("name", metavar="command", help="the command line to run")
+    p.add_argument("--creates", metavar="FILE", help="do not run when FILE exists")
+    p.add_argument("--returns", action="append", type=int, default=None, metavar="N",
+                   help="an exit code that counts as success, repeatable (default: 0)")
+    p.add_argument("--timeout", default="1m", help="longest run time, a Go duration")
+    p.add_argument("--cwd", metavar="DIR", help="working directory of the command")
+    p.add_argument("-e", "--environment", action="append", default=[], metavar="K=V",
+                   help="an environment variable for the command, repeatable")
+    p.add_argument("--path", metavar="PATH", help="search path for the command (colon separated)")
+    p.add_argument("--refresh-only", action="store_true",
+                   help="run only when a subscribed resource changed")
+    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name",
+                   help="run when this resource changed (needs a session), repeatable")
+    p.add_argument("--logoutput", action="store_true", help="log the command's output")
     p.add_argument("--exec-if", metavar="CMD", help="run only if CMD exits 0 (onlyif)")
     p.add_argument("--exec-unless", metavar="CMD", help="run only if CMD exits non-zero (unless)")
 
@@ -198,9 +202,20 @@ def _flags(spec: Any) -> EnsureFlags:
     return flags
 
 
+EXAMPLES = """\
+examples:
+  ccm ensure package zsh                        install zsh if it is missing
+  ccm ensure package nginx latest --noop        would nginx be upgraded?
+  ccm ensure service nginx running --enable
+  ccm ensure file /etc/motd --content "managed by ccm" --mode 0644
+  ccm ensure exec "/usr/bin/systemctl daemon-reload" --refresh-only -S file#/etc/demo.unit
+  eval "$(ccm session new)"; ccm ensure file /etc/demo.conf ...; ccm session report --remove
+"""
+
+
 def parser(selected: Optional[str] = None) -> ArgumentParser:
     """The ensure parser; only the selected subcommand's flags are built (and imported)."""
-    p = ArgumentParser(prog="ccm ensure", description="Manage a single resource")
+    p = ArgumentParser(prog="ccm ensure", description="Manage a single resource", epilog=EXAMPLES)
     _parent_flags(p)
     sub = p.add_subparsers(dest="type", metavar="<type>", parser_class=ArgumentParser)
     for type_name, spec in _subcommands():
@@ -212,7 +227,7 @@ def parser(selected: Optional[str] = None) -> ArgumentParser:
         _common_flags(sp)
     api = sub.add_parser("api", help="JSON/YAML request and response on stdin/stdout")
     _parent_flags_defaults(api)
-    api.add_argument("mode", choices=("pipe", "piped"))
+    api.add_argument("mode", choices=("pipe", "piped"), help="pipe: one request on stdin, one response on stdout")
     api.add_argument("--yaml", action="store_true", help="answer in YAML")
     return p
 
@@ -220,13 +235,17 @@ def parser(selected: Optional[str] = None) -> ArgumentParser:
 def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
     """Parent flags are accepted after the subcommand too (fisk does this)."""
     for action in ("--noop",):
-        sp.add_argument(action, action="store_true", default=argparse.SUPPRESS)
-    sp.add_argument("--session", default=argparse.SUPPRESS, metavar="DIR")
-    sp.add_argument("--hiera", default=argparse.SUPPRESS, metavar="SOURCE")
-    sp.add_argument("--read-env", dest="read_env", action="store_true", default=argparse.SUPPRESS)
-    sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS)
-    sp.add_argument("--context", default=argparse.SUPPRESS)
-    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS)
+        sp.add_argument(action, action="store_true", default=argparse.SUPPRESS, help="do not change anything")
+    sp.add_argument("--session", default=argparse.SUPPRESS, metavar="DIR",
+                    help="session directory (env CCM_SESSION_STORE)")
+    sp.add_argument("--hiera", default=argparse.SUPPRESS, metavar="SOURCE",
+                    help="Hiera data for templates (default .hiera, env CCM_HIERA_DATA)")
+    sp.add_argument("--read-env", dest="read_env", action="store_true", default=argparse.SUPPRESS,
+                    help="read ./.env (default: true)")
+    sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS)
+    sp.add_argument("--context", default=argparse.SUPPRESS, help="NATS context (default: CCM, env NATS_CONTEXT)")
+    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS, help="registration stream (default: REGISTRATION)")
 
 
 def default_spec(type_name: str) -> Any:

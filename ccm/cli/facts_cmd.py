@@ -7,7 +7,7 @@ from ccm.cli.common import ArgumentParser, to_json, to_yaml, write
 from ccm.model.errors import ValidationError
 
 
-def _parser() -> ArgumentParser:
+def parser() -> ArgumentParser:
     parser = ArgumentParser(prog="ccm facts", description="Show system facts")
     parser.add_argument("query", nargs="?", help="gjson path to print instead of all facts")
     parser.add_argument("--yaml", action="store_true", help="YAML output")
@@ -15,7 +15,7 @@ def _parser() -> ArgumentParser:
 
 
 def run(argv: List[str]) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     from ccm.facts import canonical, gather
 
     value = canonical(gather())

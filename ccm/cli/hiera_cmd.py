@@ -24,8 +24,22 @@ def _add_fact_flags(parser: ArgumentParser) -> None:
     parser.add_argument("--query", metavar="PATH", help="gjson query applied to the result")
 
 
+def parser() -> ArgumentParser:
+    """The whole ``ccm hiera`` tree, for the man page and completions (``run`` dispatches itself)."""
+    p = ArgumentParser(prog="ccm hiera", description="Resolve hierarchical data")
+    sub = p.add_subparsers(dest="action", metavar="<command>", parser_class=ArgumentParser)
+    _parse_args(sub.add_parser("parse", aliases=["resolve"], help="Resolve a Hiera source"))
+    _facts_args(sub.add_parser("facts", help="Show the facts Hiera resolution sees"))
+    return p
+
+
 def _parse_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="ccm hiera parse", description="Resolve a Hiera source")
+    p = ArgumentParser(prog="ccm hiera parse", description="Resolve a Hiera source")
+    _parse_args(p)
+    return p
+
+
+def _parse_args(parser: ArgumentParser) -> None:
     parser.add_argument("args", nargs="*", metavar="INPUT [FACT ...]",
                         help="file, kv://BUCKET/KEY or http(s):// source (env HIERA_INPUT), then K=V facts")
     parser.add_argument("-D", "--data", action="append", default=[], metavar="K=V", help="override data values")
@@ -35,14 +49,17 @@ def _parse_parser() -> ArgumentParser:
     parser.add_argument("--yaml", action="store_true", help="YAML output")
     parser.add_argument("--env", action="store_true", help="KEY=VALUE output")
     parser.add_argument("--env-prefix", default="HIERA", metavar="P", help="prefix for --env")
-    return parser
 
 
 def _facts_parser() -> ArgumentParser:
-    parser = ArgumentParser(prog="ccm hiera facts", description="Show the facts Hiera resolution sees")
+    p = ArgumentParser(prog="ccm hiera facts", description="Show the facts Hiera resolution sees")
+    _facts_args(p)
+    return p
+
+
+def _facts_args(parser: ArgumentParser) -> None:
     parser.add_argument("facts", nargs="*", metavar="FACT", help="K=V facts")
     _add_fact_flags(parser)
-    return parser
 
 
 def build_facts(facts_file: Optional[str], use_env: bool, positional: List[str]) -> Dict[str, Any]:

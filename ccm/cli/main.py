@@ -11,7 +11,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version itself
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # name -> (module, summary). Aliases map to the canonical name.
 COMMANDS: Dict[str, Tuple[str, str]] = {
@@ -30,7 +30,41 @@ ALIASES: Dict[str, str] = {"info": "status", "reg": "registration", "r": "regist
 EXIT_OK = 0
 EXIT_ERROR = 1
 
-USAGE = "usage: ccm [--debug|--info] [--version] <command> [<args> ...]"
+USAGE = "usage: ccm [<global flags>] <command> [<args> ...]"
+
+
+class GlobalFlag:
+    """One global flag (a plain class: this module imports no typing at run time)."""
+
+    __slots__ = ("name", "help", "choices", "hidden", "metavar")
+
+    def __init__(self, name: str, help: str, choices: Tuple[str, ...] = (), hidden: bool = False,
+                 metavar: str = "") -> None:
+        self.name = name          # "--quiet"
+        self.help = help          # with its default
+        self.choices = choices    # a value is required when not empty
+        self.hidden = hidden      # left out of --help (upstream's hidden flags)
+        self.metavar = metavar
+
+
+# Accepted anywhere on the command line (fisk does the same), before or after the command.
+GLOBAL_FLAGS: Tuple[GlobalFlag, ...] = (
+    GlobalFlag("--debug", "debug logging, internal and user output (default: off)"),
+    GlobalFlag("--info", "info logging for internal messages (default: off)"),
+    GlobalFlag("--log-level", "user output level; internal messages follow for debug and error (default: info)",
+               ("debug", "info", "warn", "error"), metavar="LEVEL"),
+    GlobalFlag("--quiet", "warnings and errors only (changes are warnings), the summary only when "
+               "something failed, nothing at all when nothing changed; exit codes unchanged (default: off)"),
+    GlobalFlag("--color", "colour the output: auto = on a terminal unless NO_COLOR is set or TERM=dumb "
+               "(default: auto)", ("auto", "always", "never"), metavar="WHEN"),
+    GlobalFlag("--syslog", "also send the log to the local syslog socket /dev/log, facility daemon, ident ccm "
+               "(default: off)"),
+    GlobalFlag("--version", "print the version, build id, Python and architecture, and exit"),
+    GlobalFlag("--help-man", "print a man page on stdout", hidden=True),
+    GlobalFlag("--completion-script-bash", "print a bash completion script", hidden=True),
+    GlobalFlag("--completion-script-zsh", "print a zsh completion script", hidden=True),
+)
+_BY_NAME = {f.name: f for f in GLOBAL_FLAGS}
 
 
 def _help_text() -> str:
@@ -39,35 +73,77 @@ def _help_text() -> str:
     lines = [USAGE, "", f"Choria Configuration Manager {__version__}", "", "Commands:"]
     for name, (_mod, summary) in COMMANDS.items():
         lines.append(f"  {name:<14}{summary}")
-    lines += [
-        "",
-        "Global flags:",
-        "  --debug       debug logging (internal and user output)",
-        "  --info        info logging for internal messages",
-        "  --version     print the version and exit",
-        "",
-        "Run 'ccm <command> --help' for a command's flags.",
-    ]
+    lines += ["", "Global flags:"]
+    import textwrap
+
+    for flag in GLOBAL_FLAGS:
+        if flag.hidden:
+            continue
+        head = flag.name + (f"={flag.metavar}" if flag.choices else "")
+        text = flag.help + (f" ({'|'.join(flag.choices)})" if flag.choices else "")
+        body = textwrap.wrap(text, 72)
+        lines.append(f"  {head:<18}{body[0]}")
+        lines.extend(" " * 20 + more for more in body[1:])
+    lines += ["", "Run 'ccm <command> --help' for a command's flags."]
     return "\n".join(lines)
 
 
-def split_globals(argv: Sequence[str]) -> Tuple[Dict[str, bool], List[str]]:
-    """Pull the global flags out of argv wherever they appear (fisk accepts them anywhere)."""
-    flags = {"debug": False, "info": False, "version": False, "help": False}
+def split_globals(argv: Sequence[str]) -> Tuple[Dict[str, Any], List[str]]:
+    """Pull the global flags out of argv wherever they appear (fisk accepts them anywhere).
+
+    Flags with a value take it as ``--flag VALUE`` or ``--flag=VALUE``; a missing or
+    unknown value raises UsageError."""
+    flags: Dict[str, Any] = {f.name[2:].replace("-", "_"): (None if f.choices else False) for f in GLOBAL_FLAGS}
+    flags["help"] = False
     rest: List[str] = []
-    seen_dashdash = False
-    for arg in argv:
-        if seen_dashdash:
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            rest.extend(args[i - 1:])
+            break
+        name, eq, value = arg.partition("=")
+        flag = _BY_NAME.get(name)
+        if flag is None or (eq and not flag.choices):
             rest.append(arg)
             continue
-        if arg == "--":
-            seen_dashdash = True
-            rest.append(arg)
-        elif arg in ("--debug", "--info", "--version"):
-            flags[arg[2:]] = True
-        else:
-            rest.append(arg)
+        key = name[2:].replace("-", "_")
+        if not flag.choices:
+            flags[key] = True
+            continue
+        if not eq:
+            if i >= len(args):
+                from ccm.model.errors import UsageError
+
+                raise UsageError(f"expected argument for flag '{name}'")
+            value = args[i]
+            i += 1
+        if value not in flag.choices:
+            from ccm.model.errors import UsageError
+
+            raise UsageError(f"enum value must be one of {','.join(flag.choices)}, got '{value}' for flag '{name}'")
+        flags[key] = value
     return flags, rest
+
+
+def version_text() -> str:
+    """``ccm --version``: the version first (scripts take the first word), then the build id
+    (baked into the pyz's boot module, ``unknown build`` outside a pyz), the Python running
+    it and the machine."""
+    from ccm import __version__
+
+    # baked into the pyz's start-up modules (ccm/_bootstub.py, ccm/_bootstrap.py in the zip)
+    build_id = ""
+    for name in ("_ccm_stub", "_ccm_boot"):
+        build_id = build_id or str(getattr(sys.modules.get(name), "BUILD_ID", "") or "")
+    build = f"build {build_id[:12]}" if build_id else "unknown build"
+    # sys/os only: `platform` would import subprocess and pathlib on every --version
+    impl = {"cpython": "CPython", "pypy": "PyPy"}.get(sys.implementation.name, sys.implementation.name)
+    version = ".".join(str(v) for v in sys.version_info[:3])
+    python = f"{impl} {version} {sys.executable or 'python'}"
+    return f"{__version__} ({build}, {python}, {os.uname().machine or 'unknown'})"
 
 
 def _run_command(name: str, args: List[str], debug: bool) -> int:
@@ -81,12 +157,20 @@ def _run_command(name: str, args: List[str], debug: bool) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    flags, rest = split_globals(argv)
+    try:
+        flags, rest = split_globals(argv)
+    except Exception as exc:  # UsageError; imported lazily
+        sys.stderr.write(f"error: {exc}\n\n{USAGE}\n")
+        return EXIT_ERROR
     if flags["version"]:
-        from ccm import __version__
-
-        print(__version__)
+        print(version_text())
         return EXIT_OK
+    for key, kind in (("help_man", "man"), ("completion_script_bash", "bash"), ("completion_script_zsh", "zsh")):
+        if flags[key]:
+            from ccm.cli import docgen
+
+            sys.stdout.write(docgen.render(kind))
+            return EXIT_OK
     if not rest or rest[0] in ("-h", "--help", "help") and len(rest) <= 1:
         if not rest:
             sys.stderr.write(
@@ -109,7 +193,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from ccm import log, redact
 
     redact.install_streams()   # values marked @sensitive never reach stdout/stderr
-    log.configure(debug=flags["debug"], info=flags["info"])
+    log.configure(debug=flags["debug"], info=flags["info"], level=flags["log_level"], quiet=flags["quiet"],
+                  color=flags["color"] or "auto", syslog=flags["syslog"])
     try:
         return _run_command(name, rest[1:], flags["debug"])
     except KeyboardInterrupt:
@@ -128,6 +213,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_ERROR
         if isinstance(exc, CCMError):
             sys.stderr.write(f"ccm: error: {exc}\n")
+            return EXIT_ERROR
+        if isinstance(exc, UnicodeError):  # a safety net: input read as text that is not UTF-8
+            where = f" at offset {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {getattr(exc, 'reason', exc)}\n")
             return EXIT_ERROR
         sys.stderr.write(f"ccm: error: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR

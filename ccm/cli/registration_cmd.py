@@ -30,14 +30,15 @@ def parser() -> ArgumentParser:
 
     def entry_flags(sp: argparse.ArgumentParser) -> None:
         for flag in ("cluster", "service", "protocol", "address"):
-            sp.add_argument(f"--{flag}", required=True)
-        sp.add_argument("--port", type=int, required=True)
+            sp.add_argument(f"--{flag}", required=True, help=f"the entry's {flag} (required)")
+        sp.add_argument("--port", type=int, required=True, help="the entry's port (required)")
 
     sp = sub.add_parser("create", aliases=["c"], parents=[common], help="publish an entry (JetStream)")
     entry_flags(sp)
-    sp.add_argument("--priority", type=int, default=100)
+    sp.add_argument("--priority", type=int, default=100, help="entry priority, lower is preferred")
     sp.add_argument("--ttl", default="30s", help="entry TTL (duration or never)")
-    sp.add_argument("-A", "--annotation", action="append", default=[], metavar="K=V")
+    sp.add_argument("-A", "--annotation", action="append", default=[], metavar="K=V",
+                    help="an annotation on the entry, repeatable")
 
     sp = sub.add_parser("rm", aliases=["delete"], parents=[common], help="remove an entry")
     entry_flags(sp)
@@ -47,10 +48,10 @@ def parser() -> ArgumentParser:
         sp = sub.add_parser(name, aliases=aliases, parents=[common],
                             help="list entries" if name == "query" else "follow changes")
         for arg in ("cluster", "protocol", "service", last):
-            sp.add_argument(arg, nargs="?", default="*")
-        sp.add_argument("--json", action="store_true")
+            sp.add_argument(arg, nargs="?", default="*", help=f"{arg} to match")
+        sp.add_argument("--json", action="store_true", help="JSON output")
         if name == "query":
-            sp.add_argument("--yaml", action="store_true")
+            sp.add_argument("--yaml", action="store_true", help="YAML output")
     return p
 
 

@@ -16,7 +16,8 @@ def parser() -> ArgumentParser:
     new = sub.add_parser("new", aliases=["start", "create"], help="create a session directory")
     new.add_argument("--directory", metavar="DIR", help="use DIR (created, must not exist yet)")
     rep = sub.add_parser("report", help="summarise a session")
-    rep.add_argument("--session", default=os.environ.get("CCM_SESSION_STORE") or None, metavar="DIR")
+    rep.add_argument("--session", default=os.environ.get("CCM_SESSION_STORE") or None, metavar="DIR",
+                     help="the session directory (env CCM_SESSION_STORE)")
     rep.add_argument("--remove", action="store_true", help="remove the session directory afterwards (only under TMPDIR)")
     rep.add_argument("--json", action="store_true", help="every event and the summary as one JSON document")
     return p

@@ -8,13 +8,17 @@ from ccm.cli.common import ArgumentParser, to_json
 from ccm.model.errors import CCMError
 
 
-def run(argv: List[str]) -> int:
+def parser() -> ArgumentParser:
     p = ArgumentParser(prog="ccm status", description="Show the current state of a resource")
-    p.add_argument("type")
-    p.add_argument("name")
+    p.add_argument("type", help="resource type (package, service, file, ...)")
+    p.add_argument("name", help="resource name")
     p.add_argument("--json", action="store_true", help="JSON instead of YAML")
     p.add_argument("--provider", help="force a provider (as in `ccm ensure --provider`)")
-    args = p.parse_args(argv)
+    return p
+
+
+def run(argv: List[str]) -> int:
+    args = parser().parse_args(argv)
 
     from ccm.cli.setup import build_manager
 

@@ -50,7 +50,8 @@ def _problems_of(exc: Exception) -> List[str]:
     return [f"{type(exc).__name__}: {exc}"]
 
 
-def check(source: str, manager: Any, hiera: Optional[str]) -> Tuple[List[str], int]:
+def check(source: str, manager: Any, hiera: Optional[str],
+          checksum: Optional[str] = None) -> Tuple[List[str], int]:
     """-> (every problem found, resources checked), parents before their children."""
     from ccm.apply import load_manifest
 
@@ -65,7 +66,8 @@ def check(source: str, manager: Any, hiera: Optional[str]) -> Tuple[List[str], i
         manager.session = _Declared(declared)
         try:
             manifest = load_manifest(src, manager, hiera_source=hiera if depth == 0 else None,
-                                     overriding_data=data, deny_apply=deny)
+                                     overriding_data=data, deny_apply=deny,
+                                     checksum=checksum if depth == 0 else None)
         except Exception as exc:  # every problem of this manifest, then the next one
             problems += [p if src in p else f"{src}: {p}" for p in _problems_of(exc)]   # each names its file
             continue
@@ -99,7 +101,7 @@ def run(argv: List[str]) -> int:
     if args.facts:
         require_file(args.facts)
     manager = build_manager(noop=True, extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env)
-    problems, count = check(args.manifest, manager, args.hiera)
+    problems, count = check(args.manifest, manager, args.hiera, args.checksum)
     if args.json:
         doc: Dict[str, Any] = {"manifest": args.manifest, "valid": not problems, "resources": count,
                                "problems": problems}

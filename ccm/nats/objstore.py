@@ -89,8 +89,9 @@ def download(conn: Connection, bucket: str, key: str, out: BinaryIO) -> None:
         raise ManifestError(f"could not get {source}: {reasons[state]}")
 
 
-def fetch_bundle(conn: Connection, source: str) -> Tuple[str, str]:
+def fetch_bundle(conn: Connection, source: str, checksum: Any = None) -> Tuple[str, str]:
+    """``checksum``: a ``ccm.remote.Checksum`` the object must match before extraction."""
     from ccm.remote import bundle_from
 
     bucket, key = parse(source)
-    return bundle_from(lambda out: download(conn, bucket, key, out), f"obj://{bucket}/{key}")
+    return bundle_from(lambda out: download(conn, bucket, key, out), f"obj://{bucket}/{key}", checksum)
