@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import urllib.parse
 from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
@@ -203,11 +204,18 @@ def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> 
 
 def _is_gzip(path: str) -> bool:
     """A gzip file whatever its name (a bundle saved as ``site.bundle``)."""
+    # Sniff regular files only, through a non-blocking descriptor: a FIFO or a device given
+    # as a manifest must reach the reader's "not a regular file" error, not block here.
     try:
-        with open(path, "rb") as fh:
-            return fh.read(2) == b"\x1f\x8b"
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError:
         return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 2) == b"\x1f\x8b"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _file_url_path(url: str) -> str:
@@ -251,6 +259,6 @@ def open_source(source: str, *, base_dir: str, checksum: Optional[Checksum] = No
     if local.lower().endswith(_BUNDLE_SUFFIXES) or _is_gzip(local):
         path, tmpdir = local_bundle(local, source, checksum)
         return path, source, tmpdir
-    if checksum is not None and os.path.exists(local):
+    if checksum is not None and os.path.isfile(local):  # a FIFO or device: the reader refuses it
         verify_checksum(local, checksum, source)
     return local, source, None

@@ -111,7 +111,7 @@ def _fifo(name: str) -> Dict[str, object]:
 NON_REGULAR = [
     Case("manifest-dev-zero", ["apply", "/dev/zero"], "manifest /dev/zero is not a regular file"),
     Case("manifest-fifo", ["apply", "m.yaml"], "is not a regular file", _fifo("m.yaml")),
-    Case("manifest-directory", ["apply", "sub"], "is a directory", {"sub/x": "y"}),
+    Case("manifest-directory", ["apply", "sub"], "manifest.yaml not found in directory sub", {"sub/x": "y"}),
     Case("facts-dev-zero", ["apply", "m.yaml", "--facts", "/dev/zero"], "facts file /dev/zero is not a regular file",
          {"m.yaml": manifest()}),
     Case("facts-fifo", ["hiera", "parse", "h.yaml", "--facts", "f.yaml"], "is not a regular file",
@@ -299,7 +299,8 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     else:
         lines = [ln for ln in res.stderr.splitlines() if ln.strip() and "level=" not in ln]
         assert lines, res.stdout
-        problem = [ln for ln in lines if "error" in ln.lower()]
+        # indented lines are usage/help text (flag descriptions may say "error")
+        problem = [ln for ln in lines if "error" in ln.lower() and not ln.startswith((" ", "\t"))]
         assert len(problem) == 1, lines
         assert case.expect in problem[0], problem
         assert "Canary" not in res.stderr + res.stdout
