@@ -17,7 +17,7 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.log import internal
 
@@ -247,26 +247,46 @@ def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
     Returns the server; ``server.server_address`` has the bound port (pass 0 to pick one)
     and ``server.shutdown()`` stops it.
     """
+    return serve_routes({"/metrics": lambda: (metrics.exposition().encode(), CONTENT_TYPE)},
+                        port, host, name="ccm-metrics")
+
+
+Route = Callable[[], Tuple[bytes, str]]
+
+
+def serve_routes(routes: Dict[str, Route], port: int, host: str = "127.0.0.1", *, name: str,
+                 not_found: Optional[bytes] = None, server_version: str = "") -> Any:
+    """GET-only HTTP on ``host:port`` from a daemon thread: ``routes`` maps a path (query
+    ignored) to a function returning (body, content type); any other path is a 404 with
+    ``not_found`` as its text body (the standard error page when None). Requests are
+    logged at debug only. Shared by ``/metrics`` here and the agent's monitor endpoint."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server API)
-            if self.path.split("?", 1)[0] != "/metrics":
-                self.send_error(404, "not found")
-                return
-            body = metrics.exposition().encode()
-            self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE)
+        def _send(self, status: int, body: bytes, ctype: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            log.debug("metrics request", extra={"kv": {"request": format % args}})
+        def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            route = routes.get(self.path.split("?", 1)[0])
+            if route is not None:
+                self._send(200, *route())
+            elif not_found is None:
+                self.send_error(404, "not found")
+            else:
+                self._send(404, not_found, "text/plain; charset=utf-8")
 
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            log.debug("http request", extra={"kv": {"server": name, "request": format % args}})
+
+    if server_version:
+        Handler.server_version = server_version
     server = ThreadingHTTPServer((host, int(port)), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="ccm-metrics", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     return server
 
