@@ -226,10 +226,15 @@ class Connection:
         state: Dict[str, Any] = {"connected": False, "failures": 0}
 
         async def error_cb(exc: Exception) -> None:
+            if _auth_error(exc):
+                last["auth"] = exc
             last["err"] = exc
             if not state["connected"]:
-                # every URL tried once and refused, or an auth failure: no point waiting
-                state["failures"] += 1
+                # Every URL tried once and refused, or an auth failure: no point waiting. A
+                # reset during the handshake is ambiguous: a server that rejects credentials
+                # sends -ERR and closes, and the reset can overtake that -ERR on the wire, so
+                # resets get a second round in which the -ERR usually arrives.
+                state["failures"] += 1 if not isinstance(exc, (ConnectionResetError, BrokenPipeError)) else 0.5
                 if state["failures"] >= len(ctx.servers) or _auth_error(exc):
                     fatal.set()
             if state["connected"] and not self.closed:
@@ -267,10 +272,12 @@ class Connection:
             await asyncio.wait_for(nc.close(), 1.0)
         except Exception:
             pass
-        err = last.get("err")
+        err = last.get("auth") or last.get("err")
         reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
         if err is not None and _auth_error(err):
             reason = f"authorization failed ({reason})"
+        elif isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
+            reason = f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
         raise NatsError(f"nats connection error: could not connect to {ctx.display_servers()} "
                         f"(context {ctx.name!r}): {reason}")
 
