@@ -60,7 +60,12 @@ class TypeSpec:
 
     @property
     def all_fields(self) -> Tuple[Field, ...]:
-        return COMMON_FIELDS + self.fields
+        # one tuple per type, not one per resource (every Properties keeps it)
+        cached: Optional[Tuple[Tuple[Field, ...], Tuple[Field, ...]]] = self.__dict__.get("_all_fields")
+        if cached is None or cached[0] is not self.fields:
+            cached = (self.fields, COMMON_FIELDS + self.fields)
+            self.__dict__["_all_fields"] = cached
+        return cached[1]
 
     @property
     def field_map(self) -> Dict[str, Field]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm import yamlio
@@ -43,7 +43,6 @@ class Manifest:
     fail_on_error: bool = False
     pre_message: str = ""
     post_message: str = ""
-    document: Dict[str, Any] = field(default_factory=dict)
     tmpdir: Optional[str] = None      # remote bundles: removed by cleanup()
 
     def cleanup(self) -> None:
@@ -433,7 +432,7 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
         return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                         fail_on_error=bool(ccm_block.get("fail_on_error")),
                         pre_message=messages.get("pre_message", ""),
-                        post_message=messages.get("post_message", ""), document=doc, tmpdir=tmpdir)
+                        post_message=messages.get("post_message", ""), tmpdir=tmpdir)
     except BaseException:
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
