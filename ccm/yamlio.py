@@ -28,8 +28,10 @@ of a plain sequence into Python values as soon as the item is complete, and drop
 nodes, whenever the item has no anchor or alias (nothing can refer back into it). So a
 10,000-resource manifest never holds PyYAML's whole node graph (two ``Mark`` objects and
 a node per scalar), only the values and the nodes of items that anchors or aliases tie
-together. Errors and values are exactly those of composing the whole graph first: an item
-whose early build fails is left as nodes and fails again, in document order, later.
+together. Values and positions are exactly those of composing the whole graph first, and
+a document fails exactly when it would have (an item whose early build fails keeps its
+error, raised when the document is built; with two or more construction errors the one
+reported may differ, as the order of building does).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import yaml
 
 from ccm.model.errors import CCMError
+from ccm.model.textint import TextInt  # made here; ccm.yamlio.TextInt stays its public name
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 1_000_000
@@ -48,19 +51,6 @@ Positions = Dict[int, Tuple[int, int]]
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-
-class TextInt(int):
-    """An int that remembers the YAML text it was written as."""
-
-    text: str
-
-    def __new__(cls, value: int, text: str) -> "TextInt":
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __reduce__(self) -> Any:  # copy/deepcopy/pickle keep the text
-        return (TextInt, (int(self), self.text))
 
 
 class YAMLLoadError(CCMError, yaml.YAMLError):
