@@ -250,15 +250,20 @@ class StreamLoader(Loader):
                 self._depth -= 1
         return yaml.composer.Composer.compose_node(self, parent, index)
 
-    def compose_sequence_node(self, anchor: Any) -> Any:
+    def _start(self, kind: Any, anchor: Any) -> Any:
+        """The node of the collection whose start event is next (PyYAML's composer's way)."""
         start_event = self.get_event()
         tag = start_event.tag
         if tag is None or tag == "!":
-            tag = self.resolve(yaml.SequenceNode, None, start_event.implicit)
-        node = yaml.SequenceNode(tag, [], start_event.start_mark, None, flow_style=start_event.flow_style)
+            tag = self.resolve(kind, None, start_event.implicit)
+        node = kind(tag, [], start_event.start_mark, None, flow_style=start_event.flow_style)
         if anchor is not None:
             self.anchors[anchor] = node
-        build = tag == _SEQ and not self._no_build
+        return node
+
+    def compose_sequence_node(self, anchor: Any) -> Any:
+        node = self._start(yaml.SequenceNode, anchor)
+        build = node.tag == _SEQ and not self._no_build
         index = 0
         while not self.check_event(yaml.SequenceEndEvent):
             refs = self._refs
@@ -271,13 +276,7 @@ class StreamLoader(Loader):
         return node
 
     def compose_mapping_node(self, anchor: Any) -> Any:
-        start_event = self.get_event()
-        tag = start_event.tag
-        if tag is None or tag == "!":
-            tag = self.resolve(yaml.MappingNode, None, start_event.implicit)
-        node = yaml.MappingNode(tag, [], start_event.start_mark, None, flow_style=start_event.flow_style)
-        if anchor is not None:
-            self.anchors[anchor] = node
+        node = self._start(yaml.MappingNode, anchor)
         while not self.check_event(yaml.MappingEndEvent):
             key = self.compose_node(node, None)
             merge = key.tag == _MERGE
