@@ -23,6 +23,8 @@ MAX_DEPTH = 10
 
 @dataclass
 class ResourceEntry:
+    __slots__ = ("index", "spec", "props")   # one per resource: no __dict__ each
+
     index: int          # 1-based position of the list item (before flattening)
     spec: Any
     props: Properties

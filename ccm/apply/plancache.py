@@ -113,6 +113,19 @@ def _tagged(value: Any) -> bool:
     return False
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is its own encoding (no copy needed): nothing but str, int,
+    bool, float, None, bytes, lists and dicts."""
+    kind = type(value)
+    if kind in (str, int, bool, float, bytes) or value is None:
+        return True
+    if kind is list:
+        return all(_plain(v) for v in value)
+    if kind is dict:
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return False
+
+
 def decode(value: Any) -> Any:
     kind = type(value)
     if kind is tuple:
@@ -183,7 +196,7 @@ def read(name: str) -> Optional[Plan]:
     if raw is None or not raw.startswith(MAGIC):
         return None
     head = len(MAGIC)
-    digest, payload = raw[head:head + 64], raw[head + 65:]
+    digest, payload = raw[head:head + 64], memoryview(raw)[head + 65:]
     if raw[head + 64:head + 65] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
         return None
     try:
@@ -211,6 +224,9 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
     try:
         resources = []
         for e in entries:
+            if _plain(e.props.values):   # the common case: marshal it as it is
+                resources.append((e.index, e.props.type_name, e.props.values, False))
+                continue
             values = encode(e.props.values)
             resources.append((e.index, e.props.type_name, values, _tagged(values)))
         payload = marshal.dumps((name, encode(hiera), digest, bool(fail_on_error), pre_message, post_message,
