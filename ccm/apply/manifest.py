@@ -436,8 +436,12 @@ def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,
                          overriding_data=overriding_data)
     if plancache.data_digest(data) != plan.digest:
         return None
+    try:
+        entries = plan.entries(manager)
+    except Exception:   # a type the registry no longer has, a damaged value: load in full
+        return None
     manager.set_data(data)
-    return Manifest(source=shown, path=path, directory=directory, data=data, resources=plan.entries(manager),
+    return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                     fail_on_error=plan.fail_on_error, pre_message=plan.pre_message,
                     post_message=plan.post_message)
 
