@@ -23,7 +23,7 @@ import ssl
 import threading
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 from ccm.log import internal
 from ccm.nats import NatsError
@@ -129,6 +129,7 @@ class Connection:
         self._nc: Any = None
         self._connect_lock: Optional[asyncio.Lock] = None
         self._js: Dict[str, Any] = {}
+        self._denied: Optional[Tuple[float, str]] = None   # the last permissions violation (when, what)
         self.closed = False
 
     # --- context and loop --------------------------------------------------------------
@@ -165,12 +166,29 @@ class Connection:
             nc = await self._client()
             return await asyncio.wait_for(fn(nc), timeout)
 
+        started = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(call(), loop)
         try:
             return future.result(timeout + CONNECT_DEADLINE + 1.0)
         except FutureTimeout:
             future.cancel()
+            self._raise_if_denied(what, started)
             raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
+        except asyncio.TimeoutError:
+            self._raise_if_denied(what, started)
+            raise
+
+    def _raise_if_denied(self, what: str, since: float) -> None:
+        """A request that timed out after the server refused one of its subjects fails with that
+        refusal (no retrying: permissions do not change during an election)."""
+        denied = self._denied
+        if denied is None or denied[0] < since:
+            return
+        text = denied[1]
+        hint = ""
+        if "subscription" in text.lower() and "inbox" in text.lower():
+            hint = "; set inbox_prefix in the context to a prefix this user may subscribe to"
+        raise NatsError(f"{what}: {text} (context {self.context_name!r}{hint})")
 
     def jetstream(self, fn: Callable[[Any], Awaitable[T]], what: str, *, attempt_timeout: float = API_TIMEOUT,
                   budget: Optional[float] = None, api_timeout: float = API_TIMEOUT) -> T:
@@ -179,7 +197,8 @@ class Connection:
         Each JetStream API request waits ``api_timeout``; one whole attempt ``attempt_timeout``.
         """
         budget = retry_budget() if budget is None else budget
-        deadline = time.monotonic() + budget
+        started = time.monotonic()
+        deadline = started + budget
         delay = 0.2
         attempt = 0
         while True:
@@ -190,6 +209,7 @@ class Connection:
             except NatsError:
                 raise
             except Exception as exc:
+                self._raise_if_denied(what, started)
                 left = deadline - time.monotonic()
                 if not _retryable(exc) or left <= 0:
                     raise NatsError(f"{what}: {describe(exc)}") from None
@@ -270,6 +290,11 @@ class Connection:
         state: Dict[str, Any] = {"connected": False, "failures": 0}
 
         async def error_cb(exc: Exception) -> None:
+            if "permissions violation" in str(exc).lower():
+                # a refused subject fails the operation that used it (``_raise_if_denied``)
+                self._denied = (time.monotonic(), describe(exc))
+                log.debug("NATS server refused: %s", describe(exc))
+                return
             if _auth_error(exc):
                 last["auth"] = exc
             last["err"] = exc

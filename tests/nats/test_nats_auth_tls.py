@@ -146,6 +146,23 @@ def test_user_and_password_in_the_url(tmp_path, nats_env):
         server.stop()
 
 
+def test_inbox_prefix_is_honoured_and_a_refused_inbox_fails_fast(tmp_path, nats_env):
+    conf = ('authorization { users = [ {user: ib, password: "ib-pw", permissions: '
+            '{ subscribe: { allow: ["_CCM_IN.>"] }, publish: { allow: [">"] } } } ] }\n')
+    server = Server(str(tmp_path / "ib"), "ib", config=conf).start()
+    try:
+        cfg = nats_env["XDG_CONFIG_HOME"]
+        write_context(cfg, "inbox", {"url": server.url, "user": "ib", "password": "ib-pw", "inbox_prefix": "_CCM_IN"})
+        _round_trip(nats_env, "inbox")
+        # the default _INBOX prefix is refused: that refusal is the error, not a 15 s retry of timeouts
+        write_context(cfg, "noinbox", {"url": server.url, "user": "ib", "password": "ib-pw"})
+        line = _fails_with_one_line(nats_env, "noinbox", must=["permissions violation", "inbox_prefix"],
+                                    never=["ib-pw"])
+        assert line.startswith("ccm: error: could not query registrations: ")
+    finally:
+        server.stop()
+
+
 # --- creds and nkey -------------------------------------------------------------------------
 
 def test_creds_and_nkey_need_the_nkeys_package_and_say_so(tmp_path, nats_env, nats_server):
