@@ -103,7 +103,8 @@ class ServiceLogic(TypeLogic[ServiceProvider]):
             problem = getattr(provider, action)(props.name)
             if problem:
                 failures.append(problem)
-                ctx.log.warn("Service command failed", action=action, error=problem)
+                # one line here; the failure message carries the output tail
+                ctx.log.warn("Service command failed", action=action, error=problem.partition("\n")[0])
         return failures
 
     def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
