@@ -109,8 +109,8 @@ def _tls_hint(ctx: NatsContext, err: Optional[BaseException]) -> str:
     if not ctx.cert and (reset or "certificate required" in str(err)):
         return (" (the server closed the connection during the TLS handshake: it may require a client "
                 "certificate, cert and key in the context)")
-    if not ctx.tls_first and "expecting INFO" in str(err):
-        return " (a server with TLS handshake_first needs tls_first in the context)"
+    if not ctx.tls_first and (err is None or "expecting INFO" in str(err) or describe(err) == "timeout"):
+        return " (no INFO from the server: if its tls block has handshake_first, set tls_first in the context)"
     if ctx.tls_first and not isinstance(err, ssl.SSLCertVerificationError):
         return " (tls_first is set in the context: the server must have handshake_first in its tls block)"
     return ""
@@ -172,15 +172,16 @@ class Connection:
             return future.result(timeout + CONNECT_DEADLINE + 1.0)
         except FutureTimeout:
             future.cancel()
-            self._raise_if_denied(what, started)
+            self.raise_if_denied(what, started)
             raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
         except asyncio.TimeoutError:
-            self._raise_if_denied(what, started)
+            self.raise_if_denied(what, started)
             raise
 
-    def _raise_if_denied(self, what: str, since: float) -> None:
-        """A request that timed out after the server refused one of its subjects fails with that
-        refusal (no retrying: permissions do not change during an election)."""
+    def raise_if_denied(self, what: str, since: float) -> None:
+        """Fail with the server's refusal (``-ERR Permissions Violation``) when one arrived since
+        ``since``: a request that timed out because its inbox or subject was refused, or a core
+        publish the server dropped (no retrying: permissions do not change in an election)."""
         denied = self._denied
         if denied is None or denied[0] < since:
             return
@@ -209,7 +210,8 @@ class Connection:
             except NatsError:
                 raise
             except Exception as exc:
-                self._raise_if_denied(what, started)
+                if _retryable(exc):   # a timeout caused by a refused subject: that refusal is the error
+                    self.raise_if_denied(what, started)
                 left = deadline - time.monotonic()
                 if not _retryable(exc) or left <= 0:
                     raise NatsError(f"{what}: {describe(exc)}") from None
@@ -291,7 +293,7 @@ class Connection:
 
         async def error_cb(exc: Exception) -> None:
             if "permissions violation" in str(exc).lower():
-                # a refused subject fails the operation that used it (``_raise_if_denied``)
+                # a refused subject fails the operation that used it (``raise_if_denied``)
                 self._denied = (time.monotonic(), describe(exc))
                 log.debug("NATS server refused: %s", describe(exc))
                 return

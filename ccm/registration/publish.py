@@ -8,6 +8,7 @@ An entry holding a value marked ``# @sensitive`` is refused (``refuse_sensitive`
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, List, Optional
 
 from ccm.model.errors import ValidationError
@@ -64,7 +65,10 @@ class Publisher:
                 await nc.flush(timeout=2)
 
             try:
+                started = time.monotonic()
                 self.conn.run(core, 3.0, "could not publish registration")
+                # the server drops a publish it refuses and says so before the flush's PONG
+                self.conn.raise_if_denied("could not publish registration", started)
             except NatsError:
                 raise
             except Exception as exc:

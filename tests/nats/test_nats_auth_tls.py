@@ -7,10 +7,11 @@ time with the ``openssl`` CLI (``pki.py``).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import time
-from typing import Dict, List
+from typing import Dict, Iterator, List
 
 import pytest
 from natsfixture import Server, ccm, write_context
@@ -24,10 +25,20 @@ def pki(tmp_path_factory) -> Dict[str, str]:
     return make_pki(str(tmp_path_factory.mktemp("pki")))
 
 
-def _tls_server(tmp_path, pki: Dict[str, str], name: str, extra: str = "") -> Server:
+@contextlib.contextmanager
+def _server(tmp_path, name: str, config: str) -> Iterator[Server]:
+    """A nats-server with ``config``, stopped by PID when the block ends."""
+    server = Server(str(tmp_path / name), name, config=config).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _tls_server(tmp_path, pki: Dict[str, str], name: str, extra: str = "") -> "contextlib.AbstractContextManager[Server]":
     conf = ("tls {\n  cert_file: \"%s\"\n  key_file: \"%s\"\n  ca_file: \"%s\"\n  timeout: 2\n%s}\n"
             % (pki["server_cert"], pki["server_key"], pki["ca"], extra))
-    return Server(str(tmp_path / name), name, config=conf).start()
+    return _server(tmp_path, name, conf)
 
 
 def _round_trip(env: Dict[str, str], context: str) -> None:
@@ -60,8 +71,7 @@ def _fails_with_one_line(env: Dict[str, str], context: str, *, must: List[str], 
 # --- TLS ---------------------------------------------------------------------------------
 
 def test_tls_with_the_context_ca_connects_and_a_wrong_ca_fails_clearly(tmp_path, nats_env, pki):
-    server = _tls_server(tmp_path, pki, "tls")
-    try:
+    with _tls_server(tmp_path, pki, "tls") as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         for name, url in (("tlsca", server.url), ("tlsurl", f"tls://127.0.0.1:{server.port}")):
             write_context(cfg, name, {"url": url, "ca": pki["ca"]})
@@ -74,13 +84,10 @@ def test_tls_with_the_context_ca_connects_and_a_wrong_ca_fails_clearly(tmp_path,
         # a CA file that is not there: named, before any network traffic
         write_context(cfg, "missingca", {"url": server.url, "ca": str(tmp_path / "nope.pem")})
         _fails_with_one_line(nats_env, "missingca", must=["nope.pem"])
-    finally:
-        server.stop()
 
 
 def test_mutual_tls_with_client_cert_and_key(tmp_path, nats_env, pki):
-    server = _tls_server(tmp_path, pki, "mtls", "  verify: true\n")
-    try:
+    with _tls_server(tmp_path, pki, "mtls", "  verify: true\n") as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "mtls", {"url": server.url, "ca": pki["ca"], "cert": pki["client_cert"],
                                     "key": pki["client_key"]})
@@ -92,35 +99,26 @@ def test_mutual_tls_with_client_cert_and_key(tmp_path, nats_env, pki):
                                       "key": pki["server_key"]})
         line = _fails_with_one_line(nats_env, "badkey", must=["TLS setup failed: key values mismatch"])
         assert "_ssl.c" not in line
-    finally:
-        server.stop()
 
 
 def test_tls_first_handshake(tmp_path, nats_env, pki):
-    server = _tls_server(tmp_path, pki, "tlsfirst", "  handshake_first: true\n")
-    try:
+    with _tls_server(tmp_path, pki, "tlsfirst", "  handshake_first: true\n") as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "first", {"url": server.url, "ca": pki["ca"], "tls_first": True})
         _round_trip(nats_env, "first")
         # a client that waits for the server's INFO first never gets one: bounded, one line
         write_context(cfg, "notfirst", {"url": server.url, "ca": pki["ca"]})
         _fails_with_one_line(nats_env, "notfirst", must=[server.url, "tls_first"])
-    finally:
-        server.stop()
     # and tls_first against a server that sends INFO first: bounded, one line
-    plain = _tls_server(tmp_path, pki, "tlsplain")
-    try:
+    with _tls_server(tmp_path, pki, "tlsplain") as plain:
         write_context(cfg, "firstplain", {"url": plain.url, "ca": pki["ca"], "tls_first": True})
         _fails_with_one_line(nats_env, "firstplain", must=[plain.url, "handshake_first"])
-    finally:
-        plain.stop()
 
 
 # --- token, user/password in the URL --------------------------------------------------------
 
 def test_token_auth(tmp_path, nats_env):
-    server = Server(str(tmp_path / "tok"), "tok", config='authorization { token: "t0ken-right" }\n').start()
-    try:
+    with _server(tmp_path, "tok", 'authorization { token: "t0ken-right" }\n') as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "tok", {"url": server.url, "token": "t0ken-right"})
         _round_trip(nats_env, "tok")
@@ -128,13 +126,10 @@ def test_token_auth(tmp_path, nats_env):
         _fails_with_one_line(nats_env, "badtok", must=["authorization"], never=["t0ken-wrong", "t0ken-right"])
         write_context(cfg, "notok", {"url": server.url})
         _fails_with_one_line(nats_env, "notok", must=["authorization"])
-    finally:
-        server.stop()
 
 
 def test_user_and_password_in_the_url(tmp_path, nats_env):
-    server = Server(str(tmp_path / "up"), "up", config='authorization { user: carol, password: "pw-right" }\n').start()
-    try:
+    with _server(tmp_path, "up", 'authorization { user: carol, password: "pw-right" }\n') as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "urlpw", {"url": f"nats://carol:pw-right@127.0.0.1:{server.port}"})
         _round_trip(nats_env, "urlpw")
@@ -142,15 +137,12 @@ def test_user_and_password_in_the_url(tmp_path, nats_env):
         line = _fails_with_one_line(nats_env, "urlbad", must=["authorization", f"REDACTED@127.0.0.1:{server.port}"],
                                     never=["pw-wrong", "pw-right", "carol"])
         assert "nats://REDACTED@" in line
-    finally:
-        server.stop()
 
 
 def test_inbox_prefix_is_honoured_and_a_refused_inbox_fails_fast(tmp_path, nats_env):
     conf = ('authorization { users = [ {user: ib, password: "ib-pw", permissions: '
             '{ subscribe: { allow: ["_CCM_IN.>"] }, publish: { allow: [">"] } } } ] }\n')
-    server = Server(str(tmp_path / "ib"), "ib", config=conf).start()
-    try:
+    with _server(tmp_path, "ib", conf) as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "inbox", {"url": server.url, "user": "ib", "password": "ib-pw", "inbox_prefix": "_CCM_IN"})
         _round_trip(nats_env, "inbox")
@@ -159,8 +151,6 @@ def test_inbox_prefix_is_honoured_and_a_refused_inbox_fails_fast(tmp_path, nats_
         line = _fails_with_one_line(nats_env, "noinbox", must=["permissions violation", "inbox_prefix"],
                                     never=["ib-pw"])
         assert line.startswith("ccm: error: could not query registrations: ")
-    finally:
-        server.stop()
 
 
 # --- creds and nkey -------------------------------------------------------------------------
@@ -184,3 +174,29 @@ def test_creds_and_nkey_need_the_nkeys_package_and_say_so(tmp_path, nats_env, na
     # the file is checked first: a missing one is named
     write_context(cfg, "nofile", {"url": nats_server.url, "creds": str(tmp_path / "gone.creds")})
     _fails_with_one_line(nats_env, "nofile", must=["gone.creds", "does not exist"])
+
+
+def test_a_refused_publish_fails_the_resource_with_both_publishers(tmp_path, nats_env):
+    conf = ('authorization { users = [ {user: pub, password: "pub-pw", permissions: '
+            '{ publish: { deny: ["choria.ccm.registration.v1.prod.>"] } } } ] }\n')
+    with _server(tmp_path, "deny", conf) as server:
+        cfg = nats_env["XDG_CONFIG_HOME"]
+        write_context(cfg, "CCM", {"url": server.url, "user": "pub", "password": "pub-pw"})
+        assert ccm(["registration", "init"], nats_env).returncode == 0
+        manifest = tmp_path / "m.yaml"
+        manifest.write_text("ccm:\n  resources:\n    - exec:\n        - denied:\n            command: /bin/true\n"
+                            "            register_when_stable:\n              - {cluster: prod, service: web, "
+                            "protocol: http, address: 10.0.0.1, port: 80, priority: 1}\n"
+                            "        - allowed:\n            command: /bin/true\n"
+                            "            register_when_stable:\n              - {cluster: dev, service: web, "
+                            "protocol: http, address: 10.0.0.2, port: 80, priority: 1}\n")
+        for publisher in ("nats", "jetstream"):
+            started = time.monotonic()
+            r = ccm(["apply", "--publish-registrations", publisher, str(manifest)], nats_env, cwd=tmp_path)
+            assert time.monotonic() - started < 10
+            assert r.returncode == 1, r.stdout + r.stderr
+            assert "exec#denied failed" in r.stdout and "exec#allowed failed" not in r.stdout, r.stdout
+            assert "permissions violation for publish to" in r.stdout, r.stdout
+            assert "pub-pw" not in r.stdout + r.stderr
+        doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
+        assert [d["cluster"] for d in doc] == ["dev"]
