@@ -18,6 +18,11 @@ was interrupted, after any event that staged nothing, when the batch is full (op
 descriptors), at the end of the run, and on an unexpected error (then the staged temp
 files are removed and the targets keep their old content).
 
+Signals: SIGINT/SIGTERM/SIGHUP only record themselves (``ccm.interrupt``); the engine then
+flushes what it holds, the interrupted resource included, exactly as the unbatched flow
+leaves those files written, and starts nothing more. ``CCM_WRITE_BATCH=0`` turns batching
+off; a number sets the batch size (tests).
+
 Not: a weaker guarantee. A ``kill -9`` or power loss at any moment leaves every target
 with its old or its new content (a rename only follows a successful sync) and at most
 temp files, which the next run removes (``fsafe.sweep_stale``).

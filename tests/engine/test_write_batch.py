@@ -61,9 +61,13 @@ def outcome(event):
             event.final_ensure, event.skipped, meta)
 
 
-def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monkeypatch):
+BAD_OWNER = "            owner: ccm-no-such-user\n"
+
+
+@pytest.mark.parametrize("fail_on_error", [False, True])
+def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monkeypatch, fail_on_error):
     runs = {}
-    for setting in ("0", "8"):   # 8: several flushes for 40 files, syncfs for none, then fsync
+    for setting in ("0", "8", "64"):   # 8: several flushes for 40 files; 64: one syncfs pass
         monkeypatch.setenv("CCM_WRITE_BATCH", setting)
         work = tmp_path / f"w{setting}"
         (work / "d").mkdir(parents=True)
@@ -72,16 +76,22 @@ def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monke
         resources = [file_res(work / "d" / f"f{i}", f"new {i}") for i in range(40)]
         resources.append(exec_res("/bin/true", "/bin/true"))
         resources += [file_res(work / "d" / f"g{i}", f"g {i}") for i in range(20)]
-        m, result = run_manifest(work, *resources)
+        resources[50] = resources[50].replace(f"            owner: {ME}\n", BAD_OWNER)   # fails: no such user
+        m, result = run_manifest(work, *resources, fail_on_error=fail_on_error)
         for i in range(40):
             assert (work / "d" / f"f{i}").read_text() == f"new {i}"
+        assert (work / "d" / "g9").exists() is False
+        assert (work / "d" / "g10").exists() is not fail_on_error
         assert temps(work / "d") == []
         text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
-        runs[setting] = ([outcome(e) for e in result.events], result.summary.to_dict() if hasattr(
-            result.summary, "to_dict") else vars(result.summary), text)
-    assert runs["0"][0] == runs["8"][0]
-    assert len(runs["8"][0]) == 61 and all(o[2] and not o[3] for o in runs["8"][0] if o[0] == "file")
-    assert runs["0"][2] == runs["8"][2], "log lines differ"
+        summary = {k: v for k, v in vars(result.summary).items() if "time" not in k and "duration" not in k}
+        runs[setting] = ([outcome(e) for e in result.events], summary, text, result.terminated)
+    assert runs["0"][0] == runs["8"][0] == runs["64"][0]
+    assert runs["0"][1] == runs["8"][1] == runs["64"][1]
+    assert runs["0"][3] == runs["8"][3] == runs["64"][3] == fail_on_error
+    assert len(runs["8"][0]) == (51 if fail_on_error else 61)
+    assert [o[1] for o in runs["8"][0] if o[3]] == ["g9"]
+    assert runs["0"][2] == runs["8"][2] == runs["64"][2], "log lines differ"
 
 
 def test_an_exec_sees_the_files_written_before_it(tmp_path):
