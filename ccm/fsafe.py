@@ -14,9 +14,10 @@ leftovers of a ``kill -9`` do not pile up.
 
 ``DurableBatch`` is ``atomic_replace`` split in three for many files at once: ``stage``
 writes, chowns and chmods a temp file (the target is untouched); ``sync`` makes every
-staged temp file durable in one pass (one ``syncfs`` per file system, then an ``fsync``
-per descriptor, which only reports errors by then); ``install`` renames one over its
-target. Renaming only what ``sync`` made durable keeps the guarantee of a single write: a
+staged temp file durable in one pass (one ``syncfs`` per file system where Linux reports
+its errors, else an ``fsync`` per file); ``install`` renames one over its target; ``close``
+fsyncs the directories renamed into. Directory descriptors are opened once per parent and
+batch. Renaming only what ``sync`` made durable keeps the guarantee of a single write: a
 killed or powered-off host sees each target with its old or its new content, never a
 partial one, and a temp file left by a kill is swept by the next run.
 """
