@@ -89,17 +89,18 @@ class RunBatch:
     def admits(self, entry: Any) -> bool:
         """Whether ``entry`` may stage its write while the held events wait."""
         props: Properties = entry.props
-        if props.type_name != "file" or props.ensure != "present":
+        values = props.values
+        if props.type_name != "file" or values.get("ensure") != "present":
             return False
-        if props.get("health_checks") or props.get("control") or _refs(props):
+        if values.get("health_checks") or values.get("control") or values.get("require") or values.get("subscribe"):
             return False
-        name = props.name
+        name = values.get("name")
         if not isinstance(name, str) or is_templated(name) or self.fs.conflicts(name):
             return False
-        content = props["content"]
+        content = values.get("content")
         if content is not None and (not isinstance(content, str) or is_templated(content)):
             return False
-        source = props.get("source")
+        source = values.get("source")
         if source:
             if not isinstance(source, str) or is_templated(source):
                 return False
