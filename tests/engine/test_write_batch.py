@@ -297,3 +297,36 @@ def test_syncfs_pass_for_many_files(tmp_path):
     assert all(w.synced and w.error is None for w in batch.fs.writes)
     batch.flush(False)
     assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
+
+
+def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    os.symlink(str(victim), str(tmp_path / "f0"))
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
+    provider.use_write_batch(batch.fs)
+    provider.store(str(tmp_path / "f0"), content=b"new", source=None, owner=ME, group=MYGROUP, mode=0o600)
+    props = type("P", (), {"name": str(tmp_path / "f0"), "type_name": "file", "alias": ""})()
+    batch.hold(TransactionEvent(type="file", name=props.name), props, False)
+    batch.flush(False)
+    assert not os.path.islink(str(tmp_path / "f0")) and (tmp_path / "f0").read_text() == "new"
+    assert victim.read_text() == "keep"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a symlink to another user")
+def test_staging_refuses_a_parent_reached_through_another_users_symlink(tmp_path):
+    from ccm.model.errors import ProviderError
+
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    os.symlink(str(real), str(link))
+    os.lchown(str(link), 65534, 65534)
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
+    provider.use_write_batch(batch.fs)
+    with pytest.raises(ProviderError, match="refusing to follow symlink"):
+        provider.store(str(link / "f"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert os.listdir(str(real)) == [] and len(batch.fs) == 0
+    batch.discard()
