@@ -11,7 +11,7 @@ resource reported "changed" once its file is in place and durable.
 
 A batch ends (is flushed) before any resource it does not admit: another type (an
 ``exec``, a package, a nested apply ...), a file resource that is not ``ensure: present``,
-has ``require``/``subscribe``, ``control``, health checks or a template in its name,
+has ``require``/``subscribe``, ``control``, health checks, ``register_when_stable`` or a template in its name,
 content or source, or whose path or source is, holds or lies under a staged target. It
 also ends right after a resource another one depends on, after an event that failed or
 was interrupted, after any event that staged nothing, when the batch is full (open
@@ -93,6 +93,8 @@ class RunBatch:
         if props.type_name != "file" or values.get("ensure") != "present":
             return False
         if values.get("health_checks") or values.get("control") or values.get("require") or values.get("subscribe"):
+            return False
+        if values.get("register_when_stable"):   # a refused publish fails the event after the write
             return False
         name = values.get("name")
         if not isinstance(name, str) or is_templated(name) or self.fs.conflicts(name):

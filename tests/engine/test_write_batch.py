@@ -330,3 +330,18 @@ def test_staging_refuses_a_parent_reached_through_another_users_symlink(tmp_path
         provider.store(str(link / "f"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
     assert os.listdir(str(real)) == [] and len(batch.fs) == 0
     batch.discard()
+
+
+def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
+    reg = ("            register_when_stable:\n              - cluster: c\n                service: s\n"
+           "                protocol: http\n                address: 10.0.0.5\n                port: 80\n"
+           "                priority: 1\n")
+    extras = [reg, "            health_checks:\n              - command: /bin/true\n",
+              "            control:\n              if: \"true\"\n", ""]
+    path = tmp_path / "m.yaml"
+    path.write_text("ccm:\n  resources:\n" + "".join(
+        file_res(tmp_path / f"f{i}", "x", extra) for i, extra in enumerate(extras)))
+    m = make_manager()
+    manifest = load_manifest(str(path), m)
+    batch = RunBatch.for_run(m, manifest, False)
+    assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
