@@ -6,7 +6,6 @@ raises ``ManifestError`` naming the resource and field, and nothing has run yet.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -48,6 +47,8 @@ class Manifest:
 
     def cleanup(self) -> None:
         if self.tmpdir:
+            import shutil
+
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
 
@@ -436,6 +437,8 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
                         post_message=messages.get("post_message", ""), document=doc, tmpdir=tmpdir)
     except BaseException:
         if tmpdir:
+            import shutil
+
             shutil.rmtree(tmpdir, ignore_errors=True)
         raise
 

@@ -10,12 +10,13 @@ are logged at WARN. Not: a YAML parser; the document itself is parsed elsewhere.
 """
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-log = logging.getLogger("ccm.data.annotations")
+from ccm.log import internal
+
+log = internal("ccm.data.annotations")
 
 REQUIRE = "require"
 VALIDATE = "validate"
