@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from typing import Any, Dict, Mapping, Optional
 
@@ -77,6 +76,8 @@ class PosixFileProvider:
         try:
             with atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
                 if source is not None:
+                    import shutil
+
                     from ccm.readfile import ReadError, open_regular
 
                     try:
