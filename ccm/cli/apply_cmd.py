@@ -96,6 +96,8 @@ def parser() -> ArgumentParser:
 
 
 def wait_lock_seconds(text: str) -> float:
+    if text == "0s":  # the default: no need to parse it
+        return 0.0
     from ccm.model.durations import DurationError, parse_duration
     from ccm.model.errors import UsageError
 
