@@ -248,35 +248,31 @@ class InternalLogger:
         real = self._logger(level)
         return real is not None and real.isEnabledFor(level)
 
-    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+    def _record(self, level: int, method: str, msg: object, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
         real = self._logger(level)
         if real is not None:
-            real.log(level, msg, *args, **kwargs)
+            # the record names our caller's file and line, not this class
+            kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 2
+            getattr(real, method)(msg, *args, **kwargs)
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(level, "log", level, (msg,) + args, kwargs)
 
     def debug(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        real = self._logger(DEBUG)
-        if real is not None:
-            real.debug(msg, *args, **kwargs)
+        self._record(DEBUG, "debug", msg, args, kwargs)
 
     def info(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        real = self._logger(INFO)
-        if real is not None:
-            real.info(msg, *args, **kwargs)
+        self._record(INFO, "info", msg, args, kwargs)
 
     def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        real = self._logger(WARN)
-        if real is not None:
-            real.warning(msg, *args, **kwargs)
+        self._record(WARN, "warning", msg, args, kwargs)
 
     def error(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        real = self._logger(ERROR)
-        if real is not None:
-            real.error(msg, *args, **kwargs)
+        self._record(ERROR, "error", msg, args, kwargs)
 
     def exception(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        real = self._logger(ERROR)
-        if real is not None:
-            real.exception(msg, *args, **kwargs)
+        kwargs.setdefault("exc_info", True)  # what Logger.exception adds to error()
+        self._record(ERROR, "error", msg, args, kwargs)
 
 
 def internal(name: str = "ccm") -> InternalLogger:
