@@ -4,13 +4,19 @@ Guarantees: content is written to a temp file in the target's directory, fsynced
 renamed over the target (atomic replace: readers see the old or the new file, never a
 partial one; a symlink at the target is replaced, never followed); ownership before mode (chown clears setuid bits); attributes are never set
 through a symlink.
+
+Batched (``use_write_batch``, handed in by the apply flow during a run): ``store`` only
+stages the temp file in the run's ``fsafe.DurableBatch`` and the engine makes the batch
+durable and renames it before anything can observe the outcome; until then ``status``
+of a staged path describes the staged file (what the rename will publish: same inode,
+owner, mode, mtime and content), so the flow's verification step sees the new state.
 """
 from __future__ import annotations
 
 import errno
 import os
 import stat
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, ContextManager, Dict, Mapping, Optional
 
 from ccm import fsafe
 from ccm.model.errors import ProviderError
@@ -28,12 +34,17 @@ class PosixFileProvider:
 
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
+        self._batch: Optional[fsafe.DurableBatch] = None
+
+    def use_write_batch(self, batch: Optional[fsafe.DurableBatch]) -> None:
+        self._batch = batch
 
     def status(self, path: str) -> ResourceState:
         meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}}
         state = ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
+        staged = self._batch.staged(path) if self._batch is not None else None
         try:
-            st = os.stat(path)
+            st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
             meta.update({"owner": "", "group": "", "mode": "", "mtime": rfc3339(0)})
             return state
@@ -49,6 +60,9 @@ class PosixFileProvider:
             state.ensure = "directory"
         elif not stat.S_ISREG(st.st_mode):
             state.ensure = "present"   # a fifo, socket or device: no checksum, content differs
+        elif staged is not None:
+            state.ensure = "present"
+            meta["checksum"] = staged.checksum
         else:
             state.ensure = "present"
             try:
@@ -74,7 +88,9 @@ class PosixFileProvider:
         if not os.path.isdir(parent):
             raise ProviderError(f'"{parent}" is not a directory')
         try:
-            with atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
+            writing: ContextManager[Any] = (atomic_replace(path, mode=mode, uid=uid, gid=gid) if self._batch is None
+                       else self._batch.stage(path, mode=mode, uid=uid, gid=gid))
+            with writing as out:
                 if source is not None:
                     import shutil
 
