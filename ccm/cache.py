@@ -9,7 +9,6 @@ do the work again. Not: a place for anything a run depends on for correctness.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Optional
 
 
@@ -60,6 +59,8 @@ def write(name: str, data: bytes, *, keep: Optional[int] = None, prefix: str = "
     base = directory()
     if not base:
         return
+    import tempfile
+
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=base)
