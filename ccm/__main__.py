@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 # A run keeps its resources, properties and events alive to the end and makes next to no
@@ -18,7 +19,44 @@ def main() -> None:
     # what else it needs.
     from ccm.cli.main import main as cli_main
 
-    sys.exit(cli_main())
+    finish(cli_main())
+
+
+def finish(code: int) -> None:
+    """Exit with ``code``. When the main thread is the only one left, the interpreter's
+    teardown (freeing every module and object one by one: ~7% of a 1-resource apply,
+    more with every resource held) is skipped, doing what it does that has an effect:
+    the ``atexit`` callbacks run (logging's flush, NATS connections, ``weakref.finalize``
+    clean-ups), then stdout and stderr are flushed, a failure reported as Python reports
+    it (``Exception ignored in: ...`` for stdout, exit status 120), then ``os._exit``.
+    Locks are released by the kernel as the descriptors close; every file ccm writes is
+    closed (and renamed into place) before the command returns. With another thread
+    alive, the normal ``sys.exit`` (which waits for it)."""
+    import threading
+
+    if threading.active_count() != 1:
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()  # reports a failing callback itself, as at a normal exit
+    status = code
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or getattr(stream, "closed", False):
+            continue
+        try:
+            stream.flush()
+        except Exception as exc:
+            status = 120
+            if stream is sys.stdout:
+                import traceback
+
+                text = f"Exception ignored in: {stream!r}\n" + "".join(traceback.format_exception_only(type(exc), exc))
+                try:
+                    sys.stderr.write(text)
+                    sys.stderr.flush()
+                except Exception:
+                    pass
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ import fcntl
 import os
 import stat
 import sys
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -135,6 +134,8 @@ def lock_directory(override: Optional[str] = None) -> str:
             return _checked_directory(os.path.join(runtime, "ccm"))
         except LockDirectoryError:
             pass
+    import tempfile
+
     return _checked_directory(os.path.join(tempfile.gettempdir(), f"ccm-locks-{os.geteuid()}"))
 
 

@@ -12,15 +12,21 @@ a terminal, no ``NO_COLOR`` in the environment whatever its value, ``TERM`` not 
 and an optional syslog copy of both channels (``--syslog``: ``/dev/log`` or
 ``$CCM_SYSLOG_SOCKET``, facility daemon, ident ``ccm``; at INFO or below whatever the
 terminal shows, so a quiet cron run still leaves its record in syslog).
+
+Internal records go through the standard ``logging`` module (a handler on the ``ccm``
+logger), but ``internal(name)`` hands out an ``InternalLogger`` that imports ``logging``
+only when it is already loaded (embedding code, tests) or when a record passes the
+configured level: a plain run, whose internal records are all debug, never loads it.
 """
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
-from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
+
+if TYPE_CHECKING:
+    import logging
 
 DEBUG, INFO, WARN, ERROR = 10, 20, 30, 40
 _TAGS = {DEBUG: "DEBUG", INFO: "INFO ", WARN: "WARN ", ERROR: "ERROR"}
@@ -58,13 +64,28 @@ def configure(*, debug: bool = False, info: bool = False, level: Optional[str] =
         _state["syslog"] = None
     if syslog:
         _state["syslog"] = SyslogSink.open(min(user, INFO))
+    _state["configured"] = True
+    if "logging" in sys.modules:
+        _install()   # else on the first record that passes _threshold() (InternalLogger)
+
+
+def _threshold() -> int:
+    """The level of the ``ccm`` logger: records below it go nowhere."""
+    sink = _state["syslog"]
+    level = int(_state["internal_level"])
+    return min(level, sink.level) if sink is not None else level
+
+
+def _install() -> None:
+    """Apply the policy to the standard ``ccm`` logger (level, our handler)."""
+    import logging
+
     # Our handler sits on the "ccm" logger only; records still propagate to the root
     # logger (which has no handler of ours), so embedding code and tests can observe them.
     logger = logging.getLogger("ccm")
-    sink = _state["syslog"]
-    logger.setLevel(min(internal_level, sink.level) if sink is not None else internal_level)
-    if not any(isinstance(h, _InternalHandler) for h in logger.handlers):
-        logger.addHandler(_InternalHandler())
+    logger.setLevel(_threshold())
+    if not any(getattr(h, "ccm_internal", False) for h in logger.handlers):
+        logger.addHandler(_internal_handler())
 
 
 def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> bool:
@@ -169,27 +190,94 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-class _InternalHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        ts = datetime.fromtimestamp(record.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        msg = record.getMessage().replace('"', '\\"')
-        level = LEVEL_LABELS.get(record.levelno, "INFO")
-        extra = getattr(record, "kv", None) or {}
-        parts = [f"level={level}", f'msg="{msg}"']
-        for k, v in extra.items():
-            text = render_value(v)
-            parts.append(f'{k}="{text}"' if (" " in text or not text) else f"{k}={text}")
-        line = " ".join(parts)
-        levelno = min(record.levelno, ERROR)
-        _to_syslog(levelno, line)
-        if levelno < _state["internal_level"]:
-            return
-        with _lock:
-            sys.stderr.write(f"time={ts} " + line + "\n")
+def _internal_handler() -> "logging.Handler":
+    import logging
+
+    class _InternalHandler(logging.Handler):
+        ccm_internal = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            _emit_internal(record)
+
+    return _InternalHandler()
 
 
-def internal(name: str = "ccm") -> logging.Logger:
-    return logging.getLogger(name if name.startswith("ccm") else f"ccm.{name}")
+def _emit_internal(record: "logging.LogRecord") -> None:
+    from datetime import datetime, timezone
+
+    ts = datetime.fromtimestamp(record.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    msg = record.getMessage().replace('"', '\\"')
+    level = LEVEL_LABELS.get(record.levelno, "INFO")
+    extra = getattr(record, "kv", None) or {}
+    parts = [f"level={level}", f'msg="{msg}"']
+    for k, v in extra.items():
+        text = render_value(v)
+        parts.append(f'{k}="{text}"' if (" " in text or not text) else f"{k}={text}")
+    line = " ".join(parts)
+    levelno = min(record.levelno, ERROR)
+    _to_syslog(levelno, line)
+    if levelno < _state["internal_level"]:
+        return
+    with _lock:
+        sys.stderr.write(f"time={ts} " + line + "\n")
+
+
+class InternalLogger:
+    """The ``logging.Logger`` of ``name``, looked up (and ``logging`` imported) on the first
+    record that can go anywhere: while ``logging`` is not loaded, the ``ccm`` logger's
+    level is ``_threshold()`` and records below it are dropped here, as the logger would."""
+
+    __slots__ = ("name", "_real")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._real: Optional[logging.Logger] = None
+
+    def _logger(self, level: int) -> Optional["logging.Logger"]:
+        real = self._real
+        if real is None:
+            if "logging" not in sys.modules and level < _threshold():
+                return None
+            import logging
+
+            if _state.get("configured"):
+                _install()
+            real = self._real = logging.getLogger(self.name)
+        return real
+
+    def isEnabledFor(self, level: int) -> bool:
+        real = self._logger(level)
+        return real is not None and real.isEnabledFor(level)
+
+    def _record(self, level: int, method: str, msg: object, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+        real = self._logger(level)
+        if real is not None:
+            # the record names our caller's file and line, not this class
+            kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 2
+            getattr(real, method)(msg, *args, **kwargs)
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(level, "log", level, (msg,) + args, kwargs)
+
+    def debug(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(DEBUG, "debug", msg, args, kwargs)
+
+    def info(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(INFO, "info", msg, args, kwargs)
+
+    def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(WARN, "warning", msg, args, kwargs)
+
+    def error(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self._record(ERROR, "error", msg, args, kwargs)
+
+    def exception(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("exc_info", True)  # what Logger.exception adds to error()
+        self._record(ERROR, "error", msg, args, kwargs)
+
+
+def internal(name: str = "ccm") -> InternalLogger:
+    return InternalLogger(name if name.startswith("ccm") else f"ccm.{name}")
 
 
 _tty: List[Tuple[Any, bool]] = []  # the last stream asked about and its answer

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.log import internal
@@ -28,7 +27,6 @@ class DuplicateProvider(ValueError):
     pass
 
 
-@dataclass
 class TypeSpec:
     """Everything ccm knows about one resource type, declared in one place."""
 
@@ -36,20 +34,63 @@ class TypeSpec:
     fields: Tuple[Field, ...]
     logic: str                                # "module:TypeLogicClass", imported on first use
     providers: Dict[str, str]                 # provider name -> "module:FactoryClass"
-    validate: Optional[Callable[[Properties], None]] = None
-    default_ensure: Optional[str] = None
-    prepare: Optional[Callable[[Dict[str, Any]], None]] = None   # defaults applied before validation
-    supports_status: bool = True
-    status_unsupported_message: str = ""
+    validate: Optional[Callable[[Properties], None]]
+    default_ensure: Optional[str]
+    prepare: Optional[Callable[[Dict[str, Any]], None]]          # defaults applied before validation
+    supports_status: bool
+    status_unsupported_message: str
     # How the schema check sees still-templated fields: "keep" (as written) or "env" (K=V
     # entries); other fields' templates become placeholders (ccm.apply.schema).
-    deferred_placeholders: Dict[str, str] = field(default_factory=dict)
-    status_name: Optional[Callable[[str], str]] = None   # `ccm status` name normalisation (file: abspath)
+    deferred_placeholders: Dict[str, str]
+    status_name: Optional[Callable[[str], str]]          # `ccm status` name normalisation (file: abspath)
     # `ccm ensure <type>`: help text (empty: no subcommand), aliases, and "module:NAME" of
     # the ccm.cli.ensure_cmd.EnsureFlags that turns the subcommand's flags into properties.
-    cli_help: str = ""
-    cli_aliases: Tuple[str, ...] = ()
-    cli_flags: str = ""
+    cli_help: str
+    cli_aliases: Tuple[str, ...]
+    cli_flags: str
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, name: str, fields: Tuple[Field, ...], logic: str, providers: Dict[str, str],
+                 validate: Optional[Callable[[Properties], None]] = None, default_ensure: Optional[str] = None,
+                 prepare: Optional[Callable[[Dict[str, Any]], None]] = None, supports_status: bool = True,
+                 status_unsupported_message: str = "", deferred_placeholders: Optional[Dict[str, str]] = None,
+                 status_name: Optional[Callable[[str], str]] = None, cli_help: str = "",
+                 cli_aliases: Tuple[str, ...] = (), cli_flags: str = "") -> None:
+        self.name = name
+        self.fields = fields
+        self.logic = logic
+        self.providers = providers
+        self.validate = validate
+        self.default_ensure = default_ensure
+        self.prepare = prepare
+        self.supports_status = supports_status
+        self.status_unsupported_message = status_unsupported_message
+        self.deferred_placeholders = {} if deferred_placeholders is None else deferred_placeholders
+        self.status_name = status_name
+        self.cli_help = cli_help
+        self.cli_aliases = cli_aliases
+        self.cli_flags = cli_flags
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(name={self.name!r}, fields={self.fields!r}, logic={self.logic!r}, "
+                f"providers={self.providers!r}, validate={self.validate!r}, default_ensure={self.default_ensure!r}, "
+                f"prepare={self.prepare!r}, supports_status={self.supports_status!r}, "
+                f"status_unsupported_message={self.status_unsupported_message!r}, "
+                f"deferred_placeholders={self.deferred_placeholders!r}, status_name={self.status_name!r}, "
+                f"cli_help={self.cli_help!r}, cli_aliases={self.cli_aliases!r}, cli_flags={self.cli_flags!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: TypeSpec = other  # type: ignore[assignment]
+        mine = (self.name, self.fields, self.logic, self.providers, self.validate, self.default_ensure,
+                self.prepare, self.supports_status, self.status_unsupported_message, self.deferred_placeholders,
+                self.status_name, self.cli_help, self.cli_aliases, self.cli_flags)
+        theirs = (o.name, o.fields, o.logic, o.providers, o.validate, o.default_ensure, o.prepare,
+                  o.supports_status, o.status_unsupported_message, o.deferred_placeholders, o.status_name,
+                  o.cli_help, o.cli_aliases, o.cli_flags)
+        return mine == theirs
 
     def new_logic(self) -> TypeLogic[Any]:
         cls = _import(self.logic)

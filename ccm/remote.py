@@ -22,12 +22,8 @@ errors (``redact_url`` gives ``https://REDACTED@host/...``).
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import stat
-import tempfile
-import urllib.parse
 from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
 
 from ccm.model.errors import ManifestError, ValidationError
@@ -75,6 +71,8 @@ def redact_url(url: str) -> str:
 
 
 def _copy_hashing(src: BinaryIO, dst: Optional[BinaryIO], limit: int) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     total = 0
     while True:
@@ -141,6 +139,8 @@ def extract_bundle(archive: str, tmpdir: str, shown: str, checksum: Optional[Che
 
 
 def _private_tmpdir() -> str:
+    import tempfile
+
     tmpdir = tempfile.mkdtemp(prefix="manifest-")
     os.chmod(tmpdir, 0o700)
     return tmpdir
@@ -157,6 +157,8 @@ def bundle_from(download: Callable[[BinaryIO], None], shown: str,
             download(out)
         return extract_bundle(archive, tmpdir, shown, checksum), tmpdir
     except BaseException:
+        import shutil
+
         shutil.rmtree(tmpdir, ignore_errors=True)
         raise
 
@@ -187,8 +189,6 @@ def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> 
         except OSError as exc:
             raise ManifestError(f"cannot read bundle {shown}: {exc.strerror or exc}") from None
         with os.fdopen(fd, "rb") as src:
-            import stat
-
             if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
                 raise ManifestError(f"cannot read bundle {shown}: not a regular file")
             with open(archive, "wb") as out:
@@ -198,6 +198,8 @@ def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> 
                     raise ManifestError(f"cannot read bundle {shown}: {exc.strerror or exc}") from None
         return extract_bundle(archive, tmpdir, shown, checksum), tmpdir
     except BaseException:
+        import shutil
+
         shutil.rmtree(tmpdir, ignore_errors=True)
         raise
 
@@ -219,6 +221,8 @@ def _is_gzip(path: str) -> bool:
 
 
 def _file_url_path(url: str) -> str:
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise ManifestError(f"unsupported file URL {url}: only local files (file:///path)")

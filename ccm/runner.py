@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import threading
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set
 
 from ccm.log import internal
 from ccm.model.durations import clamp_timeout
 from ccm.model.runner import BASE_PATH, CommandResult, find_command
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = internal("ccm.runner")
 
@@ -112,6 +114,8 @@ class SubprocessRunner:
             log.debug("command not found", extra={"kv": {"command": shown}})
             return CommandResult(argv=list(argv), exit_code=-1, error=err)
         log.debug("running command", extra={"kv": {"command": shown, "cwd": cwd or "/"}})
+        import subprocess  # here: a run without commands never pays for it
+
         try:
             proc = subprocess.Popen(
                 [exe] + list(argv[1:]), cwd=cwd or "/", env=child_env,

@@ -178,3 +178,39 @@ def test_import_ccm_and_help_never_import_heavy_modules():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nats', 'jsonschema', 'prometheus_client')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr
+
+
+# Not imported by a steady local `ccm apply` of a plain manifest: each costs start-up time on
+# every cron run and is needed only by features such a run does not use.
+STEADY_APPLY_NEVER_IMPORTS = (
+    "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
+    "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
+)
+
+
+def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
+    import json
+    import subprocess
+
+    target = tmp_path / "f.conf"
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text("ccm:\n  resources:\n    - file:\n        - %s:\n            ensure: present\n"
+                        "            content: \"x\\n\"\n            owner: \"%d\"\n            group: \"%d\"\n"
+                        "            mode: \"0644\"\n" % (target, os.getuid(), os.getgid()))
+    env = dict(os.environ, HOME=str(tmp_path), CCM_CACHE_DIR=str(tmp_path / "cache"),
+               CCM_LOCK_DIR=str(tmp_path / "locks"), PYTHONPATH=ROOT)
+    code = ("import json, sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r]);"
+            "print(json.dumps([rc, sorted(sys.modules)]))" % str(manifest))
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]  # first run, then steady
+    for r in runs:
+        assert r.returncode == 0 and json.loads(r.stdout.strip().splitlines()[-1])[0] == 0, r.stderr
+    assert target.read_text() == "x\n"
+    rc, loaded = json.loads(runs[1].stdout.strip().splitlines()[-1])
+    assert rc == 0
+    # what this interpreter loads before any code of ours (a pyenv build's site loads urllib)
+    bare = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=60)
+    ours = set(loaded) - set(json.loads(bare.stdout))
+    unwanted = sorted(m for m in ours if m in STEADY_APPLY_NEVER_IMPORTS or m.split(".")[0] in ("nats", "jsonschema"))
+    assert unwanted == [], unwanted

@@ -3,7 +3,6 @@ each recorded before the next starts (so ``require``/``subscribe`` see it)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ccm import interrupt
@@ -21,12 +20,32 @@ from ccm.resources import base
 log = internal("ccm.apply")
 
 
-@dataclass
 class ExecutionResult:
-    events: List[TransactionEvent] = field(default_factory=list)
-    summary: SessionSummary = field(default_factory=SessionSummary)
-    terminated: bool = False
-    interrupted: bool = False   # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
+    events: List[TransactionEvent]
+    summary: SessionSummary
+    terminated: bool
+    interrupted: bool           # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, events: Optional[List[TransactionEvent]] = None, summary: Optional[SessionSummary] = None,
+                 terminated: bool = False, interrupted: bool = False) -> None:
+        self.events = [] if events is None else events
+        self.summary = SessionSummary() if summary is None else summary
+        self.terminated = terminated
+        self.interrupted = interrupted
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(events={self.events!r}, summary={self.summary!r}, "
+                f"terminated={self.terminated!r}, interrupted={self.interrupted!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: ExecutionResult = other  # type: ignore[assignment]
+        mine = (self.events, self.summary, self.terminated, self.interrupted)
+        theirs = (o.events, o.summary, o.terminated, o.interrupted)
+        return mine == theirs
 
     @property
     def failed(self) -> bool:

@@ -6,8 +6,6 @@ raises ``ManifestError`` naming the resource and field, and nothing has run yet.
 from __future__ import annotations
 
 import os
-import shutil
-from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.log import internal
@@ -21,7 +19,6 @@ CCM_KEYS = ("resources", "resources_jet_file", "fail_on_error", "pre_message", "
 MAX_DEPTH = 10
 
 
-@dataclass
 class ResourceEntry:
     __slots__ = ("index", "spec", "props")   # one per resource: no __dict__ each
 
@@ -29,25 +26,75 @@ class ResourceEntry:
     spec: Any
     props: Properties
 
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, index: int, spec: Any, props: Properties) -> None:
+        self.index = index
+        self.spec = spec
+        self.props = props
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(index={self.index!r}, spec={self.spec!r}, props={self.props!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: ResourceEntry = other  # type: ignore[assignment]
+        mine = (self.index, self.spec, self.props)
+        theirs = (o.index, o.spec, o.props)
+        return mine == theirs
+
     @property
     def label(self) -> str:
         return self.props.resource_id
 
 
-@dataclass
 class Manifest:
     source: str                       # what logs and metrics show (credentials redacted)
     path: str
     directory: str
     data: Dict[str, Any]
     resources: List[ResourceEntry]
-    fail_on_error: bool = False
-    pre_message: str = ""
-    post_message: str = ""
-    tmpdir: Optional[str] = None      # remote bundles: removed by cleanup()
+    fail_on_error: bool
+    pre_message: str
+    post_message: str
+    tmpdir: Optional[str]             # remote bundles: removed by cleanup()
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, source: str, path: str, directory: str, data: Dict[str, Any], resources: List[ResourceEntry],
+                 fail_on_error: bool = False, pre_message: str = "", post_message: str = "",
+                 tmpdir: Optional[str] = None) -> None:
+        self.source = source
+        self.path = path
+        self.directory = directory
+        self.data = data
+        self.resources = resources
+        self.fail_on_error = fail_on_error
+        self.pre_message = pre_message
+        self.post_message = post_message
+        self.tmpdir = tmpdir
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(source={self.source!r}, path={self.path!r}, "
+                f"directory={self.directory!r}, data={self.data!r}, resources={self.resources!r}, "
+                f"fail_on_error={self.fail_on_error!r}, pre_message={self.pre_message!r}, "
+                f"post_message={self.post_message!r}, tmpdir={self.tmpdir!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: Manifest = other  # type: ignore[assignment]
+        mine = (self.source, self.path, self.directory, self.data, self.resources, self.fail_on_error,
+                self.pre_message, self.post_message, self.tmpdir)
+        theirs = (o.source, o.path, o.directory, o.data, o.resources, o.fail_on_error, o.pre_message,
+                  o.post_message, o.tmpdir)
+        return mine == theirs
 
     def cleanup(self) -> None:
         if self.tmpdir:
+            import shutil
+
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
 
@@ -417,6 +464,8 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
                              plan_key=plan_key)
     except BaseException:
         if tmpdir:
+            import shutil
+
             shutil.rmtree(tmpdir, ignore_errors=True)
         raise
 

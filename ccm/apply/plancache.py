@@ -6,8 +6,8 @@ values), the messages, ``fail_on_error`` and the manifest's ``data``/``hierarchy
 ``overrides`` are stored in ccm's private cache (``ccm.cache``: ours, 0700, entries owned
 by us, no symlinks, written atomically through ``ccm.fsafe``) under a key made of
 
-* the build (``ccm.buildinfo.build_id``; from a source tree, the digest of ccm's own
-  sources) and the interpreter (``sys.version``: marshal's format and PyYAML's behaviour);
+* the build (``ccm.buildinfo.build_id``; from a source tree, a digest of the path, size
+  and mtime of every source file of ccm) and the interpreter (``sys.version``: marshal's format and PyYAML's behaviour);
 * the manifest's path and the sha256 of its bytes (a manifest has no includes: nested
   ``apply`` manifests, ``source`` files and ``--hiera`` data are read by their own steps);
 * what else decides validation: ``deny_apply``, schema validation on/off, the resource
@@ -30,13 +30,13 @@ means a full load, never an error. Not: a place for anything a run depends on.
 """
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import sys
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
+from ccm.digest import sha256
 from ccm.model.resource import Properties, is_templated
 from ccm.model.textint import TextInt
 
@@ -62,20 +62,18 @@ def build_digest() -> str:
     if bid:
         return "pyz:" + bid
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the ccm package
-    digest = hashlib.sha256()
+    listing = []   # every source file's path, size and mtime: an edit changes the build
     for top, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".py", ".json")):
                 full = os.path.join(top, name)
                 try:
-                    with open(full, "rb") as fh:
-                        data = fh.read()
+                    st = os.stat(full)
                 except OSError:
                     return ""   # cannot tell which code this is: no caching
-                digest.update(f"{os.path.relpath(full, root)}\0{len(data)}\0".encode())
-                digest.update(data)
-    return "src:" + digest.hexdigest()
+                listing.append(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}")
+    return "src:" + sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 # --- plain data <-> marshal -------------------------------------------------------------
@@ -145,7 +143,7 @@ def decode(value: Any) -> Any:
 def data_digest(data: Any) -> Optional[str]:
     """The sha256 of resolved data, or None when it is not plain data."""
     try:
-        return hashlib.sha256(marshal.dumps(encode(data), _MARSHAL_VERSION)).hexdigest()
+        return str(sha256(marshal.dumps(encode(data), _MARSHAL_VERSION)).hexdigest())
     except (Uncacheable, ValueError, TypeError):   # TypeError: a tuple key holding a list
         return None
 
@@ -158,11 +156,11 @@ def key(manager: Any, path: str, text: str, *, deny_apply: bool, schema: bool) -
     if not build:
         return None
     parts = [MAGIC.decode(), build, sys.version, path,
-             hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+             sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
              f"deny_apply={bool(deny_apply)}", f"schema={bool(schema)}",
              ",".join(manager.registry.type_names()),
              ",".join(sorted(getattr(manager, "template_functions", {}) or {}))]
-    return PREFIX + hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return PREFIX + str(sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest())
 
 
 class Plan:
@@ -197,7 +195,7 @@ def read(name: str) -> Optional[Plan]:
         return None
     head = len(MAGIC)
     digest, payload = raw[head:head + 64], memoryview(raw)[head + 65:]
-    if raw[head + 64:head + 65] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
+    if raw[head + 64:head + 65] != b"\n" or sha256(payload).hexdigest().encode() != digest:
         return None
     try:
         stored = marshal.loads(payload)
@@ -233,7 +231,7 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
                                  resources), _MARSHAL_VERSION)
     except (Uncacheable, ValueError, TypeError):
         return
-    cache.write(name, MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload,
+    cache.write(name, MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload,
                 keep=KEEP, prefix=PREFIX)
 
 

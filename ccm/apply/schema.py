@@ -160,20 +160,20 @@ _VERDICTS = "schema-verdicts.json"
 
 @lru_cache(maxsize=None)
 def _schema_digest() -> str:
-    import hashlib
+    from ccm.digest import sha256_hex
 
     with open(schema_path("manifest.json"), "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
+        return sha256_hex(fh.read())
 
 
 def _verdict_key(document: Mapping[str, Any]) -> Optional[str]:
-    import hashlib
-
     try:
         text = json.dumps(document, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
-    return hashlib.sha256((_schema_digest() + text).encode("utf-8")).hexdigest()
+    from ccm.digest import sha256_hex
+
+    return sha256_hex((_schema_digest() + text).encode("utf-8"))
 
 
 def _known_valid() -> List[str]:

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
-from ccm.cli.common import ArgumentParser, to_json
-from ccm.cli.setup import add_bool, build_manager, cli_facts
+from ccm.cli.fastargs import Option, bool_option, option
+from ccm.cli.setup import build_manager, cli_facts
 from ccm.model.errors import ValidationError
+
+if TYPE_CHECKING:
+    from ccm.cli.common import ArgumentParser
 
 EXIT_REJECTED = 1
 EXIT_LOCKED = 3
@@ -33,50 +36,68 @@ EXIT_CODES = """exit codes:
 """
 
 
-def add_manifest_inputs(p: ArgumentParser) -> None:
+def manifest_input_options() -> List[Option]:
     """What a manifest is resolved from (shared by ``apply`` and ``validate``)."""
-    p.add_argument("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
-                                    "file:// URL to any of those, obj://BUCKET/KEY, or "
-                                    "http(s)://[user:pass@]host/bundle.tar.gz")
-    p.add_argument("--fact", action="append", default=[], metavar="K=V", help="extra facts, repeatable")
-    p.add_argument("--facts", metavar="FILE", help="extra facts file (JSON or YAML)")
-    p.add_argument("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
-                   help="overriding Hiera data (env CCM_HIERA_DATA)")
-    add_bool(p, "read-env", True, "read ./.env")
-    p.add_argument("--checksum", metavar="sha256:HEX",
-                   help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it")
+    return [
+        option("manifest", help="manifest file, directory holding manifest.yaml, .tar.gz/.tgz bundle, "
+                                "file:// URL to any of those, obj://BUCKET/KEY, or "
+                                "http(s)://[user:pass@]host/bundle.tar.gz"),
+        option("--fact", action="append", default=[], metavar="K=V", help="extra facts, repeatable"),
+        option("--facts", metavar="FILE", help="extra facts file (JSON or YAML)"),
+        option("--hiera", default=os.environ.get("CCM_HIERA_DATA") or None, metavar="SOURCE",
+               help="overriding Hiera data (env CCM_HIERA_DATA)"),
+        *bool_option("read-env", True, "read ./.env"),
+        option("--checksum", metavar="sha256:HEX",
+               help="refuse the bundle (or manifest file) unless its sha256 matches, before extracting it"),
+    ]
+
+
+def add_manifest_inputs(p: ArgumentParser) -> None:
+    from ccm.cli.fastargs import add_options
+
+    add_options(p, manifest_input_options())
+
+
+def options() -> List[Option]:
+    """``ccm apply``'s flags, in --help order (``parser()`` and the argparse-free parse)."""
+    return manifest_input_options() + [
+        option("--noop", action="store_true", help="do not change anything"),
+        option("--diff", dest="diff", action="store_true", default=None,
+               help="with --noop, print a unified diff of each file content change (default on a terminal)"),
+        option("--no-diff", dest="diff", action="store_false", help="never print content diffs"),
+        option("--monitor-only", action="store_true", help="run only the health checks"),
+        option("--render", action="store_true", help="print the resolved manifest and exit"),
+        *bool_option("report", True, "print the run summary"),
+        option("--context", default=os.environ.get("NATS_CONTEXT", "CCM"), help="NATS context (env NATS_CONTEXT)"),
+        option("-R", "--registration", default="REGISTRATION", help="registration stream"),
+        option("--detailed-exit-codes", action="store_true",
+               help="0 no changes, 2 changes, 4 failures, 6 changes and failures, 1 rejected"),
+        option("--json", action="store_true", help="print one JSON document with every event and the summary"),
+        option("--metrics-file", metavar="PATH",
+               help="write the run's metrics in textfile-collector format, with the last run's time and "
+                    "exit code"),
+        option("--last-run", metavar="FILE",
+               help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
+                    "atomically, whatever the outcome"),
+        option("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries"),
+        option("--wait-lock", metavar="DURATION", default="0s",
+               help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
+                    "exiting 3 at once"),
+    ]
 
 
 def parser() -> ArgumentParser:
+    from ccm.cli.common import ArgumentParser
+    from ccm.cli.fastargs import add_options
+
     p = ArgumentParser(prog="ccm apply", description="Apply a manifest", epilog=EXAMPLES + "\n" + EXIT_CODES)
-    add_manifest_inputs(p)
-    p.add_argument("--noop", action="store_true", help="do not change anything")
-    p.add_argument("--diff", dest="diff", action="store_true", default=None,
-                   help="with --noop, print a unified diff of each file content change (default on a terminal)")
-    p.add_argument("--no-diff", dest="diff", action="store_false", help="never print content diffs")
-    p.add_argument("--monitor-only", action="store_true", help="run only the health checks")
-    p.add_argument("--render", action="store_true", help="print the resolved manifest and exit")
-    add_bool(p, "report", True, "print the run summary")
-    p.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"),
-                   help="NATS context (env NATS_CONTEXT)")
-    p.add_argument("-R", "--registration", default="REGISTRATION", help="registration stream")
-    p.add_argument("--detailed-exit-codes", action="store_true",
-                   help="0 no changes, 2 changes, 4 failures, 6 changes and failures, 1 rejected")
-    p.add_argument("--json", action="store_true", help="print one JSON document with every event and the summary")
-    p.add_argument("--metrics-file", metavar="PATH",
-                   help="write the run's metrics in textfile-collector format, with the last run's time and "
-                        "exit code")
-    p.add_argument("--last-run", metavar="FILE",
-                   help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
-                        "atomically, whatever the outcome")
-    p.add_argument("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries")
-    p.add_argument("--wait-lock", metavar="DURATION", default="0s",
-                   help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
-                        "exiting 3 at once")
+    add_options(p, options())
     return p
 
 
 def wait_lock_seconds(text: str) -> float:
+    if text == "0s":  # the default: no need to parse it
+        return 0.0
     from ccm.model.durations import DurationError, parse_duration
     from ccm.model.errors import UsageError
 
@@ -93,10 +114,14 @@ def exit_code(result: Any, detailed: bool) -> int:
 
 
 def run(argv: List[str]) -> int:
-    from ccm.cli.common import require_file
+    from ccm.cli.fastargs import parse
 
-    args = parser().parse_args(argv)
+    args: Any = parse(options(), argv)  # a plain command line: no argparse at all
+    if args is None:
+        args = parser().parse_args(argv)
     if args.facts:
+        from ccm.cli.common import require_file
+
         require_file(args.facts)
     if args.noop and args.monitor_only:
         from ccm.model.errors import UsageError
@@ -220,6 +245,7 @@ def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
         result = manager.execute(manifest, health_check_only=args.monitor_only)
         summary = result.summary
         if args.json:
+            from ccm.cli.common import to_json
             from ccm.report import json_report
 
             sys.stdout.write(to_json(json_report(manager.session.transaction_events(), summary)) + "\n")

@@ -4,8 +4,6 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ccm.cli.common import load_data_file, parse_map
-
 
 def current_owner() -> "tuple[str, str]":
     """The current user and group names (numbers when they have no name)."""
@@ -28,8 +26,14 @@ def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dic
     """``--fact`` map, then ``--facts`` file deep-merged over it (file wins)."""
     from ccm.data.merge import deep_merge
 
-    facts: Dict[str, Any] = dict(parse_map(fact_items))
+    facts: Dict[str, Any] = {}
+    if fact_items:  # ccm.cli.common imports argparse
+        from ccm.cli.common import parse_map
+
+        facts = dict(parse_map(fact_items))
     if facts_file:
+        from ccm.cli.common import load_data_file
+
         facts = deep_merge(facts, load_data_file(facts_file))
     return facts
 
@@ -52,12 +56,6 @@ def build_manager(*, noop: bool = False, session_dir: Optional[str] = None,
 
 def add_bool(parser: Any, name: str, default: bool, help_text: str) -> None:
     """A negatable boolean flag: ``--name`` / ``--no-name``."""
-    dest = name.replace("-", "_")
-    parser.add_argument(f"--{name}", dest=dest, action="store_true", default=default, help=help_text)
-    parser.add_argument(f"--no-{name}", dest=dest, action="store_false", help=argparse_suppress())
+    from ccm.cli.fastargs import add_options, bool_option
 
-
-def argparse_suppress() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
+    add_options(parser, bool_option(name, default, help_text))

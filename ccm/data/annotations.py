@@ -10,12 +10,12 @@ are logged at WARN. Not: a YAML parser; the document itself is parsed elsewhere.
 """
 from __future__ import annotations
 
-import logging
 import re
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-log = logging.getLogger("ccm.data.annotations")
+from ccm.log import internal
+
+log = internal("ccm.data.annotations")
 
 REQUIRE = "require"
 VALIDATE = "validate"
@@ -24,14 +24,33 @@ SENSITIVE = "sensitive"
 _BLOCK_SCALAR = re.compile(r"^(?:[&!]\S*\s+)*[|>][-+0-9]*$")
 
 
-@dataclass
 class Rule:
     """One annotation: ``kind`` is ``require`` or ``validate`` (with ``expression``)."""
 
     key: str
     kind: str
-    expression: Optional[str] = None
-    line: Optional[int] = None
+    expression: Optional[str]
+    line: Optional[int]
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, key: str, kind: str, expression: Optional[str] = None, line: Optional[int] = None) -> None:
+        self.key = key
+        self.kind = kind
+        self.expression = expression
+        self.line = line
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(key={self.key!r}, kind={self.kind!r}, "
+                f"expression={self.expression!r}, line={self.line!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: Rule = other  # type: ignore[assignment]
+        mine = (self.key, self.kind, self.expression, self.line)
+        theirs = (o.key, o.kind, o.expression, o.line)
+        return mine == theirs
 
 
 def _indent(line: str) -> int:

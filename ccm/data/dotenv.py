@@ -8,11 +8,12 @@ values or escapes.
 """
 from __future__ import annotations
 
-import logging
 import os
 from typing import Dict, Mapping
 
-log = logging.getLogger("ccm.data.dotenv")
+from ccm.log import internal
+
+log = internal("ccm.data.dotenv")
 
 
 def parse_dotenv(text: str) -> Dict[str, str]:

@@ -16,7 +16,6 @@ a crash.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.data.annotations import REQUIRE, VALIDATE, Rule, parse_annotations
@@ -30,10 +29,26 @@ _INT64_MIN = -(2 ** 63)
 _INT64_MAX = 2 ** 63 - 1
 
 
-@dataclass
 class Resolution:
     data: Dict[str, Any]
-    rules: List[Rule] = field(default_factory=list)
+    rules: List[Rule]
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, data: Dict[str, Any], rules: Optional[List[Rule]] = None) -> None:
+        self.data = data
+        self.rules = [] if rules is None else rules
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, rules={self.rules!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: Resolution = other  # type: ignore[assignment]
+        mine = (self.data, self.rules)
+        theirs = (o.data, o.rules)
+        return mine == theirs
 
 
 def looks_like_json(text: str) -> bool:

@@ -10,7 +10,6 @@ caller; without one it fails cleanly.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from typing import Any, Callable, Mapping, Optional, Tuple, Union
@@ -18,9 +17,10 @@ from typing import Any, Callable, Mapping, Optional, Tuple, Union
 import yaml
 
 from ccm.data.hiera import Resolution, looks_like_json, resolve, validate_rules
+from ccm.log import internal
 from ccm.model.errors import ValidationError
 
-log = logging.getLogger("ccm.data.sources")
+log = internal("ccm.data.sources")
 
 HTTP_TIMEOUT = 60.0
 KVLoader = Callable[[str, str], Union[str, bytes, None]]

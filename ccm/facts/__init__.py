@@ -13,16 +13,16 @@ deep-merge into every level (data-and-templates.md §1.2, known gaps).
 """
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Optional
 
 from ccm.facts.model import FactObject, canonical
+from ccm.log import internal
 
 __all__ = ["gather", "gather_system", "empty_family", "FAMILIES", "FactObject", "canonical"]
 
-log = logging.getLogger("ccm.facts")
+log = internal("ccm.facts")
 
 FAMILIES = ("host", "network", "partition", "cpu", "memory")
 SYSTEM_DIR = "/etc/choria/ccm"

@@ -8,13 +8,13 @@ that are not a map, are logged and skipped. Never raises.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from typing import Any, Dict, Iterable, List, Optional
 
 from ccm.data.merge import deep_merge
+from ccm.log import internal
 
-log = logging.getLogger("ccm.facts")
+log = internal("ccm.facts")
 
 
 def user_dir(environ: Optional[Dict[str, str]] = None) -> str:

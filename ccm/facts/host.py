@@ -1,7 +1,6 @@
 """``host.info``: identity, uptime, distribution, kernel, virtualization, host id."""
 from __future__ import annotations
 
-import logging
 import os
 import platform as _platform
 import socket
@@ -10,8 +9,9 @@ from typing import Callable, Optional, Tuple, TypeVar
 
 from ccm.facts.model import FactObject
 from ccm.facts.platform import etc_reader, platform_information
+from ccm.log import internal
 
-log = logging.getLogger("ccm.facts")
+log = internal("ccm.facts")
 T = TypeVar("T")
 
 

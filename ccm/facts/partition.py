@@ -1,13 +1,13 @@
 """``partition``: real mounts and their space/inode usage (statvfs, gopsutil arithmetic)."""
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any, Dict, List
 
 from ccm.facts.model import FactObject
+from ccm.log import internal
 
-log = logging.getLogger("ccm.facts")
+log = internal("ccm.facts")
 
 
 def usage_of(path: str, fstype: str) -> FactObject:

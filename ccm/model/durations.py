@@ -6,7 +6,7 @@ Pure functions; both directions are needed for wire compatibility with upstream
 from __future__ import annotations
 
 import re
-from typing import Optional, Union
+from typing import List, Optional, Union
 
 _UNITS_NS = {
     "ns": 1,
@@ -22,7 +22,13 @@ _UNITS_NS = {
     "M": 30 * 24 * 3600 * 1_000_000_000,
     "y": 365 * 24 * 3600 * 1_000_000_000,
 }
-_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w|M|y)")
+_PART: List["re.Pattern[str]"] = []   # compiled on first use: not every run parses a duration
+
+
+def _part() -> "re.Pattern[str]":
+    if not _PART:
+        _PART.append(re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w|M|y)"))
+    return _PART[0]
 
 
 class DurationError(ValueError):
@@ -51,8 +57,9 @@ def parse_duration_ns(text: Union[str, int, float]) -> int:
         return sign * int(s) * 1_000_000_000
     pos = 0
     total = 0.0
+    part = _part()
     while pos < len(s):
-        m = _PART.match(s, pos)
+        m = part.match(s, pos)
         if not m:
             raise DurationError(f"invalid duration \"{text}\"")
         total += float(m.group(1)) * _UNITS_NS[m.group(2)]

@@ -8,7 +8,6 @@ with mypy and at run time). Resources never see a manager: they get a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
@@ -60,14 +59,34 @@ class ProviderSelector(Protocol):
     def select(self, type_name: str, facts: Mapping[str, Any], props: Any) -> Any: ...
 
 
-@dataclass
 class ChildRun:
     """What a nested manifest run produced: its events, or why it could not load or run."""
 
-    resource_count: int = 0
-    events: List[TransactionEvent] = field(default_factory=list)
-    load_error: str = ""
-    run_error: str = ""
+    resource_count: int
+    events: List[TransactionEvent]
+    load_error: str
+    run_error: str
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, resource_count: int = 0, events: Optional[List[TransactionEvent]] = None,
+                 load_error: str = "", run_error: str = "") -> None:
+        self.resource_count = resource_count
+        self.events = [] if events is None else events
+        self.load_error = load_error
+        self.run_error = run_error
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(resource_count={self.resource_count!r}, events={self.events!r}, "
+                f"load_error={self.load_error!r}, run_error={self.run_error!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: ChildRun = other  # type: ignore[assignment]
+        mine = (self.resource_count, self.events, self.load_error, self.run_error)
+        theirs = (o.resource_count, o.events, o.load_error, o.run_error)
+        return mine == theirs
 
 
 class NestedApply(Protocol):

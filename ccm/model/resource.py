@@ -6,7 +6,7 @@ type names by hand.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from ccm.model.errors import ResourceError, ValidationError
@@ -131,15 +131,36 @@ class Properties:
         return f"Properties({self.type_name}, {self.values!r})"
 
 
-@dataclass
 class Plan:
     """What a type decided to do. No actions means the resource is stable."""
 
-    actions: Tuple[str, ...] = ()
-    noop_message: str = ""
-    refresh: bool = False
-    reason: str = ""
-    params: Dict[str, Any] = field(default_factory=dict)
+    actions: Tuple[str, ...]
+    noop_message: str
+    refresh: bool
+    reason: str
+    params: Dict[str, Any]
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, actions: Tuple[str, ...] = (), noop_message: str = "", refresh: bool = False,
+                 reason: str = "", params: Optional[Dict[str, Any]] = None) -> None:
+        self.actions = actions
+        self.noop_message = noop_message
+        self.refresh = refresh
+        self.reason = reason
+        self.params = {} if params is None else params
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(actions={self.actions!r}, noop_message={self.noop_message!r}, "
+                f"refresh={self.refresh!r}, reason={self.reason!r}, params={self.params!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: Plan = other  # type: ignore[assignment]
+        mine = (self.actions, self.noop_message, self.refresh, self.reason, self.params)
+        theirs = (o.actions, o.noop_message, o.refresh, o.reason, o.params)
+        return mine == theirs
 
     @property
     def stable(self) -> bool:

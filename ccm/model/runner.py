@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
 
 # The environment every child gets (not inherited from ccm's own environment), so that
@@ -53,18 +52,47 @@ def find_command(executable: str, search_path: Optional[str] = None) -> Optional
     return None
 
 
-@dataclass
 class CommandResult:
     argv: Sequence[str]
-    stdout: str = ""
-    stderr: str = ""
-    exit_code: int = 0
-    error: Optional[str] = None        # could not start, timed out, killed
-    duration_ns: int = 0
-    timed_out: bool = False
-    extra: Dict[str, Any] = field(default_factory=dict)
+    stdout: str
+    stderr: str
+    exit_code: int
+    error: Optional[str]               # could not start, timed out, killed
+    duration_ns: int
+    timed_out: bool
+    extra: Dict[str, Any]
 
-    redactions: Sequence[str] = field(default=(), repr=False)   # secrets to hide in shown output
+    redactions: Sequence[str]                                   # secrets to hide in shown output
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+
+    def __init__(self, argv: Sequence[str], stdout: str = "", stderr: str = "", exit_code: int = 0,
+                 error: Optional[str] = None, duration_ns: int = 0, timed_out: bool = False,
+                 extra: Optional[Dict[str, Any]] = None, redactions: Sequence[str] = ()) -> None:
+        self.argv = argv
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+        self.error = error
+        self.duration_ns = duration_ns
+        self.timed_out = timed_out
+        self.extra = {} if extra is None else extra
+        self.redactions = redactions
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(argv={self.argv!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, "
+                f"exit_code={self.exit_code!r}, error={self.error!r}, duration_ns={self.duration_ns!r}, "
+                f"timed_out={self.timed_out!r}, extra={self.extra!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        o: CommandResult = other  # type: ignore[assignment]
+        mine = (self.argv, self.stdout, self.stderr, self.exit_code, self.error, self.duration_ns, self.timed_out,
+                self.extra, self.redactions)
+        theirs = (o.argv, o.stdout, o.stderr, o.exit_code, o.error, o.duration_ns, o.timed_out, o.extra,
+                  o.redactions)
+        return mine == theirs
 
     @property
     def ok(self) -> bool:

@@ -8,7 +8,7 @@ see the old or the new content and never a partial one; the temp file never surv
 from __future__ import annotations
 
 import grp
-import hashlib
+import os
 import pwd
 import threading
 from contextlib import contextmanager
@@ -136,11 +136,13 @@ def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
 
 
 def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
+    from ccm.digest import sha256
+
     with open(path, "rb") as fh:
+        h = sha256(size_hint=os.fstat(fh.fileno()).st_size)
         for chunk in iter(lambda: fh.read(CHUNK), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return str(h.hexdigest())
 
 
 @contextmanager

@@ -216,8 +216,6 @@ def _has_nul(value: Any, depth: int = 0) -> bool:
 
 def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> None:
     """Common rules, fixed-choice fields, health-check rules, then the type's own rules."""
-    from ccm.healthcheck.rules import validate_checks
-
     label = label or props.resource_id
     try:
         if not props.name:
@@ -234,7 +232,11 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             if f.choices and v is not None and not is_templated(v) and v not in f.choices:
                 choices = ", ".join(f'"{c}"' for c in f.choices)
                 raise ValidationError(f"invalid value {v!r}: must be one of {choices}", field=f.key)
-        validate_checks(props.get("health_checks") or [])
+        checks = props.get("health_checks")
+        if checks:  # ccm.healthcheck (the package) is imported only for resources that have checks
+            from ccm.healthcheck.rules import validate_checks
+
+            validate_checks(checks)
         if props.get("register_when_stable"):
             from ccm.registration.entry import validate_manifest_entries
 

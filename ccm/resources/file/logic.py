@@ -1,7 +1,6 @@
 """File decision logic: pure ``plan`` and ``is_desired`` over an observed state."""
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from typing import Any, Dict, List, Optional, Protocol, Tuple
@@ -25,22 +24,24 @@ def source_path(props: Properties, working_dir: Optional[str]) -> str:
 
 
 def desired_checksum(props: Properties, working_dir: Optional[str]) -> Optional[str]:
+    from ccm.digest import sha256
+
     if props["content"] is not None:
-        return hashlib.sha256(str(props["content"]).encode("utf-8")).hexdigest()
+        return str(sha256(str(props["content"]).encode("utf-8")).hexdigest())
     if props.get("source"):
         path = source_path(props, working_dir)
-        h = hashlib.sha256()
         from ccm.readfile import ReadError, open_regular
 
         try:
             with os.fdopen(open_regular(path, "source"), "rb") as fh:
+                h = sha256(size_hint=os.fstat(fh.fileno()).st_size)
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     h.update(chunk)
         except ReadError as exc:
             raise ResourceError(str(exc)) from None
         except OSError as exc:
             raise ResourceError(f"cannot read source {path}: {exc.strerror or exc}") from None
-        return h.hexdigest()
+        return str(h.hexdigest())
     return None
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from typing import Any, ContextManager, Dict, Mapping, Optional
 
@@ -93,6 +92,8 @@ class PosixFileProvider:
                        else self._batch.stage(path, mode=mode, uid=uid, gid=gid))
             with writing as out:
                 if source is not None:
+                    import shutil
+
                     from ccm.readfile import ReadError, open_regular
 
                     try:
