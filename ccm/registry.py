@@ -50,9 +50,15 @@ class TypeSpec:
     cli_help: str = ""
     cli_aliases: Tuple[str, ...] = ()
     cli_flags: str = ""
+    # (``logic``, its imported class): imported once, not per resource (each resource
+    # still gets a fresh instance)
+    _logic_class: Tuple[str, Any] = field(default=("", None), init=False, repr=False, compare=False)
 
     def new_logic(self) -> TypeLogic[Any]:
-        cls = _import(self.logic)
+        path, cls = self._logic_class
+        if cls is None or path != self.logic:
+            cls = _import(self.logic)
+            self._logic_class = (self.logic, cls)
         logic = cls()
         if not isinstance(logic, TypeLogic):
             raise TypeError(f"{self.logic} is not a TypeLogic")
@@ -79,6 +85,10 @@ class Registry:
         self._type_paths: Dict[str, str] = dict(builtin_types or {})
         self._types: Dict[str, TypeSpec] = {}
         self._factories: Dict[str, Dict[str, Any]] = {}
+        # type -> the factory ``select`` picks when nothing is forced, kept only for types
+        # whose every factory declares ``manageable_is_constant`` (its answer depends on
+        # neither facts, properties nor the host), so it cannot differ between resources
+        self._constant_choice: Dict[str, Any] = {}
 
     # --- types ---------------------------------------------------------------------
 
@@ -115,6 +125,7 @@ class Registry:
             if factory.name in per_type:
                 raise DuplicateProvider(f"provider {factory.name} already registered for {factory.type_name}")
             per_type[factory.name] = factory
+            self._constant_choice.pop(factory.type_name, None)
 
     def factories(self, type_name: str) -> List[Any]:
         with self._lock:
@@ -137,6 +148,9 @@ class Registry:
                             f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
                     return f
             raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
+        chosen = self._constant_choice.get(type_name)
+        if chosen is not None:
+            return chosen
         candidates = []
         for order, f in enumerate(factories):
             try:
@@ -149,7 +163,12 @@ class Registry:
         if not candidates:
             raise NoSuitableProvider("no suitable provider found")
         candidates.sort(key=lambda c: (c[0], c[1]))
-        return candidates[0][2]
+        chosen = candidates[0][2]
+        if all(getattr(f, "manageable_is_constant", False) is True for f in factories):
+            with self._lock:
+                if list(self._factories.get(type_name, {}).values()) == factories:
+                    self._constant_choice[type_name] = chosen
+        return chosen
 
 
 _registry: Optional[Registry] = None

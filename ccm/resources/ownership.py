@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import grp
 import hashlib
+import os
 import pwd
 import threading
 from contextlib import contextmanager
@@ -137,9 +138,15 @@ def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
 
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(CHUNK), b""):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)   # what open(path, "rb") does, unbuffered
+    try:
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                break
             h.update(chunk)
+    finally:
+        os.close(fd)
     return h.hexdigest()
 
 

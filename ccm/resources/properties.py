@@ -135,12 +135,14 @@ def render_field(f: Field, value: Any, env: Mapping[str, Any]) -> Any:
 
 def render_phase(props: Properties, env: Mapping[str, Any], phase: str) -> None:
     """Render every field of ``phase`` (PARSE or DEFERRED) in place."""
+    values = props.values
     for f in props.fields:
         if f.template != phase:
             continue
-        v = props.values.get(f.key)
-        if v is not None:
-            props.values[f.key] = render_field(f, v, env)
+        v = values.get(f.key)
+        if v is None or (type(v) is str and "{{" not in v and "${" not in v):
+            continue   # a plain string renders as itself (``_render_str``)
+        values[f.key] = render_field(f, v, env)
 
 
 def _strings_of(value: Any):

@@ -31,35 +31,33 @@ class PosixFileProvider:
         self.log = log
 
     def status(self, path: str) -> ResourceState:
-        meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}}
-        state = ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         try:
             st = os.stat(path)
         except FileNotFoundError:
-            meta.update({"owner": "", "group": "", "mode": "", "mtime": rfc3339(0)})
-            return state
+            meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}, "owner": "",
+                                    "group": "", "mode": "", "mtime": rfc3339(0)}
+            return ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         except OSError as exc:
             raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
-        meta["owner"] = user_name(st.st_uid)
-        meta["group"] = group_name(st.st_gid)
-        meta["mode"] = format_mode(st.st_mode)
-        meta["mtime"] = rfc3339(st.st_mtime_ns)
-        if st.st_size:
-            meta["size"] = st.st_size
+        # the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
+        meta = {"name": path}
+        ensure = "present"   # a fifo, socket or device too: no checksum, content differs
         if stat.S_ISDIR(st.st_mode):
-            state.ensure = "directory"
-        elif not stat.S_ISREG(st.st_mode):
-            state.ensure = "present"   # a fifo, socket or device: no checksum, content differs
-        else:
-            state.ensure = "present"
+            ensure = "directory"
+        elif stat.S_ISREG(st.st_mode):
             try:
                 meta["checksum"] = sha256_file(path)
             except OSError as exc:
                 raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
-        # keep the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
-        order = ("name", "checksum", "owner", "group", "mode", "provider", "mtime", "size", "extended")
-        state.extra["metadata"] = {k: meta[k] for k in order if k in meta}
-        return state
+        meta["owner"] = user_name(st.st_uid)
+        meta["group"] = group_name(st.st_gid)
+        meta["mode"] = format_mode(st.st_mode)
+        meta["provider"] = self.name
+        meta["mtime"] = rfc3339(st.st_mtime_ns)
+        if st.st_size:
+            meta["size"] = st.st_size
+        meta["extended"] = {}
+        return ResourceState(type="file", name=path, ensure=ensure, extra={"metadata": meta})
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)
@@ -114,6 +112,7 @@ class PosixFileProvider:
 class PosixFactory:
     type_name = "file"
     name = "posix"
+    manageable_is_constant = True   # is_manageable: always (True, 1)
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)
