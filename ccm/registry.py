@@ -53,6 +53,7 @@ class TypeSpec:
     # (``logic``, its imported class): imported once, not per resource (each resource
     # still gets a fresh instance)
     _logic_class: Tuple[str, Any] = field(default=("", None), init=False, repr=False, compare=False)
+    _all_fields: Tuple[Any, Tuple[Field, ...]] = field(default=(None, ()), init=False, repr=False, compare=False)
 
     def new_logic(self) -> TypeLogic[Any]:
         path, cls = self._logic_class
@@ -66,7 +67,12 @@ class TypeSpec:
 
     @property
     def all_fields(self) -> Tuple[Field, ...]:
-        return COMMON_FIELDS + self.fields
+        # one tuple per spec, shared by every resource's Properties (not one per resource)
+        own, combined = self._all_fields
+        if own is not self.fields:
+            combined = COMMON_FIELDS + tuple(self.fields)
+            self._all_fields = (self.fields, combined)
+        return combined
 
     @property
     def field_map(self) -> Dict[str, Field]:

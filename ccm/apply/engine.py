@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from ccm import interrupt
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
-from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.report import log_event
 from ccm.resources import base
@@ -21,7 +21,9 @@ log = internal("ccm.apply")
 
 @dataclass
 class ExecutionResult:
-    events: List[TransactionEvent] = field(default_factory=list)
+    # each event as the session store kept it (the event, or its EventRecord when the
+    # store's ``keep_events`` is off), or the event itself when recording it failed
+    events: List[RecordedEvent] = field(default_factory=list)
     summary: SessionSummary = field(default_factory=SessionSummary)
     terminated: bool = False
     interrupted: bool = False   # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
@@ -101,11 +103,12 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 log_event(ulog, event)
             if manager.show_diff:
                 show_diff(ulog, event)
+            kept: Any = event
             try:
-                manager.session.record(event)
+                kept = manager.session.record(event) or event
             except CCMError as exc:
                 ulog.error("Could not save event", error=str(exc))
-            result.events.append(event)
+            result.events.append(kept)
             if result.interrupted:
                 ulog.warn("Terminating manifest execution", reason=interrupt.message())
                 break

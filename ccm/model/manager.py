@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
-from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
+from ccm.model.events import RecordedEvent, ResourceState, SessionSummary, TransactionEvent
 from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 
@@ -45,11 +45,13 @@ class SessionView(Protocol):
 
     def is_failed(self, ref: str) -> bool: ...
 
-    def events_for(self, type_name: str, name: str) -> List[TransactionEvent]: ...
+    def events_for(self, type_name: str, name: str) -> List[RecordedEvent]: ...
 
     def should_refresh(self, refs: Sequence[str]) -> bool: ...
 
-    def record(self, event: TransactionEvent) -> None: ...
+    def record(self, event: TransactionEvent) -> Any:
+        """Store ``event``; returns what the store keeps of it (the event or its ``EventRecord``)."""
+        ...
 
     def summary(self) -> SessionSummary: ...
 
@@ -65,7 +67,7 @@ class ChildRun:
     """What a nested manifest run produced: its events, or why it could not load or run."""
 
     resource_count: int = 0
-    events: List[TransactionEvent] = field(default_factory=list)
+    events: List[RecordedEvent] = field(default_factory=list)
     load_error: str = ""
     run_error: str = ""
 

@@ -23,9 +23,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import SessionError
-from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, SessionStartEvent,
+from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, RefKey, SessionStore, index_keys
+from ccm.session import Event, Recorded, RefKey, SessionStore, index_keys
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
@@ -77,7 +77,7 @@ class DirectoryStore(SessionStore):
         self.directory = os.path.abspath(os.path.normpath(directory))
         self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
         self._seen: Set[str] = set()  # names of the listing already accounted for
-        self._last: Dict[RefKey, TransactionEvent] = {}
+        self._last: Dict[RefKey, Recorded] = {}
         self._newest: Tuple[int, str] = (-1, "")
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
@@ -96,7 +96,7 @@ class DirectoryStore(SessionStore):
             self._append(start)
         return start
 
-    def _append(self, event: Event) -> None:
+    def _append(self, event: Event) -> Event:
         if not is_ksuid(event.event_id):
             raise SessionError(f"invalid event ID: {event.event_id!r}")
         check_store(self.directory, must_exist=True)
@@ -104,6 +104,7 @@ class DirectoryStore(SessionStore):
         from ccm import fsafe
         from ccm.redact import scrub_known
 
+        assert not isinstance(event, EventRecord), "a store writes whole events"
         data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
 
         try:
@@ -111,7 +112,9 @@ class DirectoryStore(SessionStore):
                 fh.write(data)
         except OSError as exc:
             raise SessionError(f"cannot write to session store {self.directory}: {exc.strerror or exc}") from None
-        self._remember(name, event)
+        kept = self.kept(event)
+        self._remember(name, kept)
+        return kept
 
     def _sweep(self) -> None:
         from ccm import fsafe
@@ -221,12 +224,12 @@ class DirectoryStore(SessionStore):
 
     def _index_add(self, item: Loaded) -> None:
         order, event_id, event = item
-        if isinstance(event, TransactionEvent):
+        if not isinstance(event, SessionStartEvent):
             for key in index_keys(event):
                 self._last[key] = event
         self._newest = max(self._newest, (order, event_id))
 
-    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
             self._sync_index()
             return self._last.get((type_name, name))
