@@ -26,6 +26,7 @@ from ccm.model.errors import SessionError
 from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
 from ccm.session import Event, Recorded, RefKey, SessionStore, index_keys
+from ccm.session.watch import IN_CREATE, IN_MOVED_TO, DirWatch
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
@@ -79,6 +80,8 @@ class DirectoryStore(SessionStore):
         self._seen: Set[str] = set()  # names of the listing already accounted for
         self._last: Dict[RefKey, Recorded] = {}
         self._newest: Tuple[int, str] = (-1, "")
+        self._watch: Optional[DirWatch] = None   # changes since the last listing (Linux)
+        self._unreadable = False   # the last listing left event files to retry
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         if not check_store(self.directory):
@@ -185,13 +188,38 @@ class DirectoryStore(SessionStore):
     # The lookup index. Event files are immutable once renamed into place (unique names,
     # written once), so each is parsed at most once; every lookup still lists the
     # directory, so events other processes add or delete are seen exactly as before.
+    def _only_our_writes(self) -> bool:
+        """True when, since the last listing, the directory only gained the event files
+        this store wrote (or changed entries that are not events): listing it again would
+        change nothing. Without a working watch (or with files to retry): False."""
+        if self._watch is None or self._unreadable:
+            return False
+        changes = self._watch.changes()
+        if changes is None:
+            self._watch = None
+            return False
+        for mask, name in changes:
+            if not name.endswith(".event"):
+                continue   # temp files and strangers: never events
+            if mask & (IN_CREATE | IN_MOVED_TO):
+                if name not in self._known:
+                    return False
+            elif name in self._seen:   # removed or renamed away
+                return False
+        return True
+
     def _sync_index(self) -> None:
+        if self._only_our_writes():
+            return
+        if self._watch is None:   # watch first, then list: no change falls in between
+            self._watch = DirWatch.open(self.directory)
         try:
             names = set(os.listdir(self.directory))
         except FileNotFoundError:
             names = set()
         except OSError as exc:
             raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
+        self._unreadable = False
         if names == self._seen:  # the common case: nothing but our own writes since last time
             return
         rebuild = False
@@ -208,6 +236,8 @@ class DirectoryStore(SessionStore):
                 self._known[name] = item
                 self._seen.add(name)
                 added.append(item)
+            else:
+                self._unreadable = True
         added.sort(key=lambda t: (t[0], t[1]))
         if rebuild or (added and (added[0][0], added[0][1]) < self._newest):
             self._rebuild_index()  # not a plain append: replay everything in order

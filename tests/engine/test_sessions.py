@@ -230,3 +230,46 @@ def test_stores_keeping_records_answer_as_with_whole_events(tmp_path, kind):
     assert answers[0] == answers[1]
     assert answers[1][0]["health_check_critical_count"] == 1
     assert answers[1][1] == [{"resource": "file#b", "errors": ["boom"]}]
+
+
+def test_directory_store_lists_again_only_after_foreign_changes(tmp_path, monkeypatch):
+    """With an inotify watch, lookups after this store's own writes answer from the index;
+    a file another writer adds, a torn file, a deletion or the directory being replaced
+    make the next lookup list the directory (and see the change)."""
+    import ccm.session.directory as d
+    from ccm.session.watch import DirWatch
+
+    if DirWatch.open(str(tmp_path)) is None:
+        pytest.skip("no inotify here")
+    listings = []
+    real = os.listdir
+    store_dir = str(tmp_path / "s")
+    monkeypatch.setattr(d.os, "listdir", lambda p: (p == store_dir and listings.append(p)) or real(p))
+    mine, theirs = DirectoryStore(str(tmp_path / "s")), DirectoryStore(str(tmp_path / "s"))
+    mine.start_session()
+    mine.record(event("a"))
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 1
+    for name in "bcd":
+        mine.record(event(name, changed=True))
+        assert mine.should_refresh([f"file#{name}"]) is True
+    assert len(listings) == 1   # only our own writes since: no listing
+    theirs.record(event("a", changed=True))
+    assert mine.should_refresh(["file#a"]) is True and len(listings) == 2
+    torn = tmp_path / "s" / f"{new_ksuid()}.event"
+    torn.write_text("{")
+    assert mine.should_refresh(["file#b"]) is True and len(listings) == 3
+    assert mine.should_refresh(["file#b"]) is True and len(listings) == 4   # retried while torn
+    torn.unlink()
+    newest_a = [p for p in (tmp_path / "s").iterdir() if '"changed": true' in p.read_text()
+                and '"name": "a"' in p.read_text()]
+    newest_a[0].unlink()
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 5
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 5
+    for p in (tmp_path / "s").iterdir():
+        p.unlink()
+    (tmp_path / "s").rmdir()
+    with pytest.raises(SessionError, match="no events found for file#a"):
+        mine.last_event("file#a")
+    (tmp_path / "s").mkdir()
+    theirs.record(event("a", changed=True))
+    assert mine.should_refresh(["file#a"]) is True
