@@ -6,7 +6,7 @@ rendered in the right phase (parse time or deferred), and the type's own rules r
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
@@ -34,6 +34,21 @@ def coerce(f: Field, v: Any) -> Any:
     return f.kind.coerce(v, f.key)
 
 
+_INDEX: Dict[int, Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...]]] = {}
+
+
+def _field_index(fields: Tuple[Field, ...]) -> Tuple[Dict[str, Field], Tuple[Field, ...]]:
+    """(key -> field, fields with a default) of a field tuple, built once per tuple (a
+    type's ``all_fields`` is one shared tuple) instead of once per resource."""
+    hit = _INDEX.get(id(fields))
+    if hit is None or hit[0] is not fields:
+        hit = (fields, {f.key: f for f in fields}, tuple(f for f in fields if f.default is not None))
+        if len(_INDEX) > 256:
+            _INDEX.clear()
+        _INDEX[id(fields)] = hit
+    return hit[1], hit[2]
+
+
 def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> Properties:
     """Raw mapping -> ``Properties``: unknown keys rejected, kinds checked, defaults set.
 
@@ -45,7 +60,7 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
     if not isinstance(raw, Mapping):
         raise ValidationError(f"properties must be a map, got a {_type_name(raw)}", resource=label)
     fields = spec.all_fields
-    fmap = {f.key: f for f in fields}
+    fmap, defaults = _field_index(fields)
     values: Dict[str, Any] = {}
     try:
         for k, v in raw.items():
@@ -55,8 +70,8 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
             values[k] = coerce(f, v)
     except ValidationError as exc:
         raise exc.with_resource(label or f"{spec.name}#{raw.get('name', '?')}")
-    for f in fields:
-        if values.get(f.key) is None and f.default is not None:
+    for f in defaults:
+        if values.get(f.key) is None:
             values[f.key] = list(f.default) if isinstance(f.default, (list, tuple)) else f.default
     if not values.get("ensure") and spec.default_ensure:
         values["ensure"] = spec.default_ensure
@@ -218,8 +233,6 @@ def _has_nul(value: Any, depth: int = 0) -> bool:
 
 def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> None:
     """Common rules, fixed-choice fields, health-check rules, then the type's own rules."""
-    from ccm.healthcheck.rules import validate_checks
-
     label = label or props.resource_id
     try:
         if not props.name:
@@ -236,7 +249,11 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             if f.choices and v is not None and not is_templated(v) and v not in f.choices:
                 choices = ", ".join(f'"{c}"' for c in f.choices)
                 raise ValidationError(f"invalid value {v!r}: must be one of {choices}", field=f.key)
-        validate_checks(props.get("health_checks") or [])
+        checks = props.get("health_checks")
+        if checks:
+            from ccm.healthcheck.rules import validate_checks
+
+            validate_checks(checks)
         if props.get("register_when_stable"):
             from ccm.registration.entry import validate_manifest_entries
 
