@@ -218,8 +218,25 @@ class HealthCheckResult:
 
 # --- events -----------------------------------------------------------------------------
 
+class _Labelled:
+    """``label`` and ``ref`` of an event (whole or as kept by a store)."""
+
+    __slots__ = ()
+    type: str
+    name: str
+    alias: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
+
+    @property
+    def ref(self) -> str:
+        return f"{self.type}#{self.name}"
+
+
 @dataclass
-class TransactionEvent:
+class TransactionEvent(_Labelled):
     type: str
     name: str
     provider: str = ""
@@ -242,14 +259,6 @@ class TransactionEvent:
     event_id: str = field(default_factory=new_ksuid)
     timestamp_ns: int = field(default_factory=now_ns)
     protocol: str = EVENT_PROTOCOL
-
-    @property
-    def label(self) -> str:
-        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
-
-    @property
-    def ref(self) -> str:
-        return f"{self.type}#{self.name}"
 
     def fail(self, message: str) -> None:
         self.failed = True
@@ -308,7 +317,7 @@ class TransactionEvent:
         )
 
 
-class EventRecord:
+class EventRecord(_Labelled):
     """What a run reads back about an event once it is recorded: ``require``/``subscribe``
     gates, the summary, ``--last-run`` and a nested apply's counts. Its flags, counters
     and errors, without the properties, status and check output of the full event (a
@@ -335,14 +344,6 @@ class EventRecord:
         self.unmet_requirements: Tuple[str, ...] = tuple(event.unmet_requirements) if event.unmet_requirements else ()
         self.health_checks: Tuple[HealthCheckResult, ...] = tuple(
             HealthCheckResult(h.status, h.tries, "", h.name) for h in event.health_checks) if event.health_checks else ()
-
-    @property
-    def label(self) -> str:
-        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
-
-    @property
-    def ref(self) -> str:
-        return f"{self.type}#{self.name}"
 
     def __repr__(self) -> str:
         return f"EventRecord({self.ref}, failed={self.failed}, changed={self.changed})"
