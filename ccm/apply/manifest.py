@@ -272,8 +272,9 @@ def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[in
 def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
     out = []
     for key in ("require", "subscribe"):
-        if any(f.key == key for f in props.fields):
-            for ref in props.get(key) or []:
+        refs = props.values.get(key)
+        if refs and any(f.key == key for f in props.fields):
+            for ref in refs:
                 out.append((key, ref))
     return out
 
