@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.errors import ManifestError
 from ccm.model.resource import is_templated
@@ -112,7 +112,7 @@ def _shape_key(type_name: str, doc: Mapping[str, Any]) -> Any:
     """Resources with equal keys get the same schema verdict (free strings masked)."""
     free = _free_fields(type_name)
     lists = _pattern_lists(type_name)
-    items = []
+    items: List[Tuple[str, Any]] = []
     for k, v in doc.items():
         if k in free and (v is None or isinstance(v, str)):
             items.append((k, v is None))  # masked: only "a string" or "null" matters
