@@ -56,16 +56,18 @@ test-unit: $(STAMP) doc-tools
 test-agent: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m agent_slow tests/agent
 
-# The man page and completion tests run the real groff, bash and zsh (Debian: groff-base, zsh).
+# The man page and completion tests run the real groff, bash and zsh (Debian: groff-base, zsh); the
+# NATS TLS tests make their certificates with the openssl CLI (Debian: openssl).
 doc-tools:
 	@missing=""; command -v zsh >/dev/null 2>&1 || missing="$$missing zsh"; \
 	 command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	 command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	 if [ -n "$$missing" ]; then \
 	   if [ "$$(id -u)" = 0 ]; then \
 	     (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || \
 	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; }) >/dev/null || \
-	     echo "doc-tools: could not install$$missing; the man page and completion tests will say so" >&2; \
-	   else echo "doc-tools: install$$missing for the man page and completion tests" >&2; fi; fi
+	     echo "doc-tools: could not install$$missing; the man page, completion and NATS TLS tests will say so" >&2; \
+	   else echo "doc-tools: install$$missing for the man page, completion and NATS TLS tests" >&2; fi; fi
 
 test-apt: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m apt tests

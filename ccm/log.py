@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 DEBUG, INFO, WARN, ERROR = 10, 20, 30, 40
 _TAGS = {DEBUG: "DEBUG", INFO: "INFO ", WARN: "WARN ", ERROR: "ERROR"}
+LEVEL_LABELS = {DEBUG: "DEBUG", INFO: "INFO", WARN: "WARN", ERROR: "ERROR", 50: "ERROR"}  # logfmt level=...
 _COLOURS = {DEBUG: "\x1b[37m", INFO: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[31m"}
 _RESET = "\x1b[0m"
 
@@ -174,7 +175,7 @@ class _InternalHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         ts = datetime.fromtimestamp(record.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         msg = record.getMessage().replace('"', '\\"')
-        level = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "ERROR"}.get(record.levelno, "INFO")
+        level = LEVEL_LABELS.get(record.levelno, "INFO")
         extra = getattr(record, "kv", None) or {}
         parts = [f"level={level}", f'msg="{msg}"']
         for k, v in extra.items():
@@ -230,7 +231,7 @@ class UserLogger:
         return self._level if self._level is not None else _state["user_level"]
 
     def bind(self, **attrs: Any) -> "UserLogger":
-        child = UserLogger(self._stream, self.attrs + list(attrs.items()), self._colour, self._level, self.quiet)
+        child = type(self)(self._stream, self.attrs + list(attrs.items()), self._colour, self._level, self.quiet)
         child.records = self.records
         return child
 

@@ -9,7 +9,8 @@ cost. ``split_userinfo`` applies the same rule to take credentials out of a URL 
 it is parsed. ``scrub`` replaces given secret values (passwords, tokens) wherever they
 occur; values of Hiera data marked ``# @sensitive`` are ``register``-ed when the data is
 resolved and ``scrub_known`` removes them from every output channel: the CLI's stdout and
-stderr (``install_streams``: --render, --json, logs, errors) and session event files.
+stderr (``install_streams``: --render, --json, logs, errors) and session event files;
+``holds_known`` lets what sends data off the host (NATS registration publishing) refuse it.
 """
 from __future__ import annotations
 
@@ -102,6 +103,11 @@ def register(value: Any) -> None:
 
 def known_secrets() -> Set[str]:
     return set(_SECRETS)
+
+
+def holds_known(text: str) -> bool:
+    """Whether ``text`` contains a value registered as sensitive (the check before data leaves the host)."""
+    return bool(_SECRETS) and isinstance(text, str) and any(secret in text for secret in _SECRETS)
 
 
 def scrub_known(text: str) -> str:

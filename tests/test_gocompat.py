@@ -35,11 +35,9 @@ def test_error_messages_quote_like_go():
     assert '"bad\\vname;"' in str(err.value)
 
 
-def test_old_module_names_are_aliases_of_gocompat():
-    from ccm import gojson
-    from ccm.expr import gotime
-    from ccm.gocompat import fmt, json, strconv, time
-    from ccm.templates import gofmt
+def test_go_compatibility_lives_only_in_gocompat():
+    """The architecture refactor's compatibility aliases are gone: one import path each."""
+    import importlib.util
 
-    assert gojson.dumps is json.dumps and gotime.GoTime is time.GoTime
-    assert gofmt.go_sprint is fmt.go_sprint and gofmt.decode_go_escapes is strconv.decode_go_escapes
+    for name in ("ccm.gojson", "ccm.templates.gofmt", "ccm.expr.gotime"):
+        assert importlib.util.find_spec(name) is None, name

@@ -1,4 +1,4 @@
-"""ccm.gojson: Go's encoding/json text (the one JSON encoder ccm prints with)."""
+"""ccm.gocompat.json: Go's encoding/json text (the one JSON encoder ccm prints with)."""
 from __future__ import annotations
 
 import pytest

@@ -6,15 +6,11 @@ one ``time=... level=INFO msg="..." k=v`` line per record is what log tooling pa
 from __future__ import annotations
 
 import sys
-import threading
 from datetime import datetime, timezone
 from typing import Any, Optional, TextIO, Tuple
 
-from ccm.log import DEBUG, ERROR, INFO, WARN, UserLogger, render_value
-
-LEVELS = {"debug": DEBUG, "info": INFO, "warn": WARN, "error": ERROR}
-_NAMES = {DEBUG: "DEBUG", INFO: "INFO", WARN: "WARN", ERROR: "ERROR"}
-_write_lock = threading.Lock()
+from ccm import log as ccmlog
+from ccm.log import DEBUG, INFO, LEVEL_LABELS, LEVEL_NAMES, WARN, UserLogger, render_value
 
 
 def _quote(text: str) -> str:
@@ -24,31 +20,30 @@ def _quote(text: str) -> str:
 
 
 class LogfmtLogger(UserLogger):
-    """A ``UserLogger`` that writes logfmt lines (same ``bind``/level API)."""
-
-    def bind(self, **attrs: Any) -> "UserLogger":
-        child = LogfmtLogger(self._stream, self.attrs + list(attrs.items()), self._colour, self._level, self.quiet)
-        child.records = self.records
-        return child
+    """A ``UserLogger`` (same ``bind``/level/capture API, same syslog copy) that writes logfmt lines."""
 
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         items = self.attrs + list(pairs) + list(attrs.items())
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": items})
-        if self.quiet or level < self.level:
+        shown = not self.quiet and level >= self.level
+        if not shown and ccmlog._state["syslog"] is None:
+            return
+        fields = " ".join([f"level={LEVEL_LABELS.get(level, 'INFO')}", f"msg={_quote(message)}"]
+                          + [f"{k}={_quote(render_value(v))}" for k, v in items])
+        ccmlog._to_syslog(level, fields)
+        if not shown:
             return
         ts = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        parts = [f"time={ts}", f"level={_NAMES.get(level, 'INFO')}", f"msg={_quote(message)}"]
-        parts += [f"{k}={_quote(render_value(v))}" for k, v in items]
-        with _write_lock:
-            self.stream.write(" ".join(parts) + "\n")
+        with ccmlog._lock:
+            self.stream.write(f"time={ts} {fields}\n")
             self.stream.flush()
 
 
 def make_logger(level_name: str, *, debug: bool = False, info: bool = False,
                 stream: Optional[TextIO] = None) -> UserLogger:
     """``--debug``/``--info`` override the configured ``log_level``."""
-    level = DEBUG if debug else INFO if info else LEVELS.get(level_name, WARN)
+    level = DEBUG if debug else INFO if info else LEVEL_NAMES.get(level_name, WARN)
     try:
         tty = sys.stdin.isatty() and sys.stdout.isatty()
     except (AttributeError, ValueError):

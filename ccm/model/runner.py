@@ -103,7 +103,8 @@ class CommandResult:
 
     def detail_with_output(self, detail: Optional[str]) -> Optional[str]:
         """A provider error's ``detail`` (the line it picked out) plus the output tail, when
-        the output holds more than that one line."""
+        the output holds more than that one line; both with secrets redacted."""
+        detail = self.redacted(detail) if detail else detail
         lines = [ln for ln in (self.stderr + "\n" + self.stdout).splitlines() if ln.strip()]
         if len(lines) <= 1 and (detail or not lines):
             return detail

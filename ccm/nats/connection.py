@@ -8,7 +8,9 @@ of about 15 s; "not found"-style answers are never retried.
 Guarantees: the initial connect tries every server URL of the context and fails within
 about 4.5 s with one line naming the servers (credentials redacted) and the context;
 an established connection reconnects forever in the background; nothing here logs a
-password, token or seed.
+password, token or seed. TLS failures say what the context probably lacks (its ``ca``, a
+client ``cert``/``key``, ``tls_first``); ``creds``/``nkey`` contexts fail before any traffic
+when the ``nkeys`` package (not bundled in ccm.pyz) is missing.
 Not: feature logic (``ccm.nats.kv``, ``ccm.nats.objstore``, ``ccm.registration``).
 """
 from __future__ import annotations
@@ -16,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import re
 import ssl
 import threading
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 from ccm.log import internal
 from ccm.nats import NatsError
@@ -77,8 +80,40 @@ def describe(exc: BaseException) -> str:
         return "timeout"
     if isinstance(exc, ne.NoRespondersError):
         return "no responders available for request"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"TLS certificate verify failed: {exc.verify_message or exc.reason} (check the context's ca)"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS error: {_ssl_text(exc)}"
     text = str(exc) or type(exc).__name__
     return text[len("nats: "):] if text.startswith("nats: ") else text
+
+
+def _require_nkeys(ctx: NatsContext, kind: str) -> None:
+    """nats-py signs nkey/creds logins with the ``nkeys`` package (PyNaCl), which ccm.pyz does not bundle."""
+    import importlib.util
+
+    if importlib.util.find_spec("nkeys") is None:
+        raise NatsError(f"context {ctx.name!r}: {kind} authentication needs the nkeys package, which this ccm "
+                        "bundle does not include (use user/password, a token or a TLS client certificate)")
+
+
+def _ssl_text(exc: BaseException) -> str:
+    """``[X509: KEY_VALUES_MISMATCH] key values mismatch (_ssl.c:4065)`` -> ``key values mismatch``."""
+    text = str(exc.args[1]) if isinstance(exc, ssl.SSLError) and len(exc.args) > 1 else str(exc)
+    return re.sub(r"^\[[^]]*\]\s*|\s*\(_ssl\.c:\d+\)$", "", text) or type(exc).__name__
+
+
+def _tls_hint(ctx: NatsContext, err: Optional[BaseException]) -> str:
+    """What a TLS connect failure most likely means, from the context's settings."""
+    reset = isinstance(err, (ConnectionResetError, BrokenPipeError))
+    if not ctx.cert and (reset or "certificate required" in str(err)):
+        return (" (the server closed the connection during the TLS handshake: it may require a client "
+                "certificate, cert and key in the context)")
+    if not ctx.tls_first and (err is None or "expecting INFO" in str(err) or describe(err) == "timeout"):
+        return " (no INFO from the server: if its tls block has handshake_first, set tls_first in the context)"
+    if ctx.tls_first and not isinstance(err, ssl.SSLCertVerificationError):
+        return " (tls_first is set in the context: the server must have handshake_first in its tls block)"
+    return ""
 
 
 class Connection:
@@ -94,6 +129,7 @@ class Connection:
         self._nc: Any = None
         self._connect_lock: Optional[asyncio.Lock] = None
         self._js: Dict[str, Any] = {}
+        self._denied: Optional[Tuple[float, str]] = None   # the last permissions violation (when, what)
         self.closed = False
 
     # --- context and loop --------------------------------------------------------------
@@ -130,12 +166,30 @@ class Connection:
             nc = await self._client()
             return await asyncio.wait_for(fn(nc), timeout)
 
+        started = time.monotonic()
         future = asyncio.run_coroutine_threadsafe(call(), loop)
         try:
             return future.result(timeout + CONNECT_DEADLINE + 1.0)
         except FutureTimeout:
             future.cancel()
+            self.raise_if_denied(what, started)
             raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
+        except asyncio.TimeoutError:
+            self.raise_if_denied(what, started)
+            raise
+
+    def raise_if_denied(self, what: str, since: float) -> None:
+        """Fail with the server's refusal (``-ERR Permissions Violation``) when one arrived since
+        ``since``: a request that timed out because its inbox or subject was refused, or a core
+        publish the server dropped (no retrying: permissions do not change in an election)."""
+        denied = self._denied
+        if denied is None or denied[0] < since:
+            return
+        text = denied[1]
+        hint = ""
+        if "subscription" in text.lower() and "inbox" in text.lower():
+            hint = "; set inbox_prefix in the context to a prefix this user may subscribe to"
+        raise NatsError(f"{what}: {text} (context {self.context_name!r}{hint})")
 
     def jetstream(self, fn: Callable[[Any], Awaitable[T]], what: str, *, attempt_timeout: float = API_TIMEOUT,
                   budget: Optional[float] = None, api_timeout: float = API_TIMEOUT) -> T:
@@ -144,7 +198,8 @@ class Connection:
         Each JetStream API request waits ``api_timeout``; one whole attempt ``attempt_timeout``.
         """
         budget = retry_budget() if budget is None else budget
-        deadline = time.monotonic() + budget
+        started = time.monotonic()
+        deadline = started + budget
         delay = 0.2
         attempt = 0
         while True:
@@ -155,6 +210,8 @@ class Connection:
             except NatsError:
                 raise
             except Exception as exc:
+                if _retryable(exc):   # a timeout caused by a refused subject: that refusal is the error
+                    self.raise_if_denied(what, started)
                 left = deadline - time.monotonic()
                 if not _retryable(exc) or left <= 0:
                     raise NatsError(f"{what}: {describe(exc)}") from None
@@ -195,22 +252,31 @@ class Connection:
         elif ctx.creds:
             if not os.path.exists(ctx.creds):
                 raise NatsError(f"context {ctx.name!r}: credentials file {ctx.creds} does not exist")
+            _require_nkeys(ctx, "creds")
             opts["user_credentials"] = ctx.creds
         elif ctx.nkey:
             if not os.path.exists(ctx.nkey):
                 raise NatsError(f"context {ctx.name!r}: nkey file {ctx.nkey} does not exist")
+            _require_nkeys(ctx, "nkey")
             opts["nkeys_seed"] = ctx.nkey
         if ctx.token:
             opts["token"] = ctx.token
         if ctx.inbox_prefix:
             opts["inbox_prefix"] = ctx.inbox_prefix
         if ctx.uses_tls:
+            for key in ("ca", "cert", "key"):
+                path = getattr(ctx, key)
+                if path and not os.path.isfile(path):
+                    raise NatsError(f"context {ctx.name!r}: TLS {key} file {path} "
+                                    f"{'is not a regular file' if os.path.exists(path) else 'does not exist'}")
             try:
                 tls = ssl.create_default_context(cafile=ctx.ca or None)
                 if ctx.cert:
                     tls.load_cert_chain(ctx.cert, ctx.key)
-            except (OSError, ssl.SSLError) as exc:
-                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {getattr(exc, 'strerror', None) or exc}") from None
+            except ssl.SSLError as exc:
+                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {_ssl_text(exc)}") from None
+            except OSError as exc:
+                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {exc.strerror or exc}") from None
             opts["tls"] = tls
             if ctx.tls_first:
                 opts["tls_handshake_first"] = True
@@ -226,6 +292,11 @@ class Connection:
         state: Dict[str, Any] = {"connected": False, "failures": 0}
 
         async def error_cb(exc: Exception) -> None:
+            if "permissions violation" in str(exc).lower():
+                # a refused subject fails the operation that used it (``raise_if_denied``)
+                self._denied = (time.monotonic(), describe(exc))
+                log.debug("NATS server refused: %s", describe(exc))
+                return
             if _auth_error(exc):
                 last["auth"] = exc
             last["err"] = exc
@@ -278,6 +349,8 @@ class Connection:
             reason = f"authorization failed ({reason})"
         elif isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
             reason = f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
+        elif ctx.uses_tls:
+            reason += _tls_hint(ctx, err)
         raise NatsError(f"nats connection error: could not connect to {ctx.display_servers()} "
                         f"(context {ctx.name!r}): {reason}")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from ccm import gojson
+from ccm.gocompat import json as gojson
 from ccm.model.durations import DurationError, go_duration, parse_duration_ns
 from ccm.model.errors import ValidationError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Tuple
 
-from ccm import gojson
+from ccm.gocompat import json as gojson
 
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 SCRAPE = "prometheus.io/scrape"

@@ -4,9 +4,11 @@
 publish with ``Nats-Rollup: sub``, ``Nats-TTL`` when the entry has a TTL and
 ``Nats-Expected-Stream`` when a stream name is configured; retried through elections.
 Same subjects and bodies as upstream, so Go and Python nodes see each other's entries.
+An entry holding a value marked ``# @sensitive`` is refused (``refuse_sensitive``).
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, List, Optional
 
 from ccm.model.errors import ValidationError
@@ -29,6 +31,22 @@ def headers_for(entry: Entry, stream: Optional[str]) -> Dict[str, str]:
     return headers
 
 
+def refuse_sensitive(entry: Entry) -> None:
+    """A value marked ``# @sensitive`` never leaves the host: not in a body, not in a subject.
+
+    Replacing it by ``REDACTED`` would publish a wrong entry for every peer to read, so the
+    entry is refused, naming the field (never the value).
+    """
+    from ccm import redact
+
+    fields = [(k, v) for k, v in entry.as_dict().items() if isinstance(v, str)]
+    fields += [(f"annotation {k!r}", k) for k in entry.annotations]
+    fields += [(f"annotation {k!r}", v) for k, v in entry.annotations.items()]
+    for label, text in fields:
+        if redact.holds_known(text):
+            raise ValidationError(f"registration not published: {label} holds a value marked @sensitive")
+
+
 class Publisher:
     def __init__(self, conn: Connection, kind: str, stream: Optional[str] = None):
         if kind not in KINDS:
@@ -38,6 +56,7 @@ class Publisher:
         self.stream = stream
 
     def publish(self, entry: Entry) -> str:
+        refuse_sensitive(entry)
         subject = publish_subject(entry)
         body = entry.to_json()
         if self.kind == "nats":
@@ -46,7 +65,10 @@ class Publisher:
                 await nc.flush(timeout=2)
 
             try:
+                started = time.monotonic()
                 self.conn.run(core, 3.0, "could not publish registration")
+                # the server drops a publish it refuses and says so before the flush's PONG
+                self.conn.raise_if_denied("could not publish registration", started)
             except NatsError:
                 raise
             except Exception as exc:

@@ -79,6 +79,19 @@ def _go_error(err: OSError, path: str) -> str:
     return f"open {path}: {reason}"
 
 
+def _render_checked(text: str, env: Mapping[str, Any]) -> Any:
+    """``render_typed``, and a lone expression that yields nil gets the string renderer's
+    missing-key check: ``template("{{ Data.prot }}")`` is a typo, not ``<nil>`` in a file."""
+    from ccm.templates.scan import Expression, check_nil, render_typed, scan
+
+    value = render_typed(text, env)
+    if value is None:
+        parts = scan(text.strip())
+        if len(parts) == 1 and isinstance(parts[0], Expression):
+            check_nil(parts[0].source, env)
+    return value
+
+
 def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mapping[str, Any]],
                      environ: Optional[Mapping[str, str]], working_dir: Optional[str],
                      functions: Optional[Mapping[str, Callable[..., Any]]] = None) -> Dict[str, Any]:
@@ -133,15 +146,12 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         return render_jet(body, names, functions=names, left=left, right=right, context=env)
 
     def template(*args: Any) -> Any:
-        from ccm.templates.scan import render_typed
         if len(args) != 1 or not isinstance(args[0], str):
             raise ExprError("template requires a string argument")
         source = args[0]
-        if source.endswith(".templ"):
-            return render_typed(read_file(source), env)
         if source.endswith(".jet"):
             return jet(source)
-        return render_typed(source, env)
+        return _render_checked(read_file(source) if source.endswith(".templ") else source, env)
 
     env["lookup"] = _lookup_function(facts, data, dict(env_vars), missing_is_empty=False)
     env["readFile"] = read_file

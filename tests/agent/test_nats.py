@@ -13,7 +13,7 @@ NATS_TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 if NATS_TESTS not in sys.path:
     sys.path.insert(0, NATS_TESTS)
 
-from natsfixture import Server, ccm, run_js, write_context  # noqa: E402
+from natsfixture import Server, Sniffer, ccm, run_js, write_context  # noqa: E402
 
 from .helpers import GROUP, USER, AgentProcess, bundle, file_manifest, free_port, wait_for, write_yaml  # noqa: E402
 
@@ -113,6 +113,48 @@ def test_kv_external_data_and_registration_publishing(tmp_path, nats):
         assert doc[0]["address"] == "10.0.0.9" and doc[0]["service"] == "web"
     finally:
         assert agent.stop() == 0
+
+
+def test_agent_never_publishes_a_sensitive_value(tmp_path, nats):
+    server, env = nats
+    canary = "agent-canary-7Qx2"
+    assert ccm(["registration", "init"], env).returncode == 0
+    m = tmp_path / "m.yaml"
+    m.write_text(f"""data:
+  # @sensitive
+  token: "{canary}"
+ccm:
+  resources:
+    - exec:
+        - clean:
+            command: /bin/true
+            register_when_stable:
+              - {{cluster: prod, service: web, protocol: http, address: 10.0.0.9, port: 80, priority: 1}}
+        - leaky:
+            command: /bin/true
+            register_when_stable:
+              - {{cluster: prod, service: api, protocol: http, address: 10.0.0.8, port: 80, priority: 1,
+                  annotations: {{auth: "{{{{ Data.token }}}}"}}}}
+        - fails:
+            command: "/bin/sh -c 'echo token={{{{ Data.token }}}} >&2; exit 3'"
+""")
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [str(m)], "monitor_port": port,
+                                                     "registration": "nats", "cache_dir": str(tmp_path / "c")})
+    with Sniffer(server.url) as sniffer:
+        agent = AgentProcess(cfg, str(tmp_path), port, env=env)
+        try:
+            agent.wait_log("Session:", timeout=30)
+            wait_for(lambda: "choria.ccm.registration.v1.prod.http.web." in sniffer.text(), 15, what="clean entry")
+            status = json.dumps(agent.status()) + agent.get("/metrics")
+        finally:
+            assert agent.stop() == 0
+    output = agent.output()
+    assert "annotation 'auth' holds a value marked @sensitive" in output, output
+    for text in (output, sniffer.text(), status):
+        assert canary not in text
+    doc = json.loads(ccm(["registration", "query", "--json"], env).stdout)
+    assert [d["service"] for d in doc] == ["web"]
 
 
 def test_manifest_set_from_the_object_store(tmp_path, nats):

@@ -157,3 +157,53 @@ def ccm(args: List[str], env: Dict[str, str], cwd: Any = None, timeout: float = 
         **kw: Any) -> "subprocess.CompletedProcess[str]":
     return subprocess.run([sys.executable, "-m", "ccm", *args], env=env, cwd=str(cwd or ROOT),
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+
+
+class Sniffer:
+    """Every message a server carries on ``subject`` (default: all), seen by a real subscriber.
+
+    Runs its own nats-py connection on a private event loop thread; ``messages`` holds
+    ``(subject, data, headers)`` tuples, ``text()`` all of them as one string to grep.
+    """
+
+    def __init__(self, url: str, subject: str = ">"):
+        import threading
+
+        self.url, self.subject = url, subject
+        self.messages: List[Any] = []
+        self._ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._nc: Any = None
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._subscribe())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _subscribe(self) -> None:
+        import nats
+
+        async def cb(msg: Any) -> None:
+            self.messages.append((msg.subject, bytes(msg.data), dict(msg.headers or {})))
+        self._nc = await nats.connect(servers=[self.url], connect_timeout=2)
+        await self._nc.subscribe(self.subject, cb=cb)
+        await self._nc.flush()
+
+    def __enter__(self) -> "Sniffer":
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("sniffer did not subscribe")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        async def close() -> None:
+            await self._nc.flush()
+            await self._nc.close()
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    def text(self) -> str:
+        return "\n".join(f"{s} {d.decode('utf-8', 'replace')} {h}" for s, d, h in list(self.messages))

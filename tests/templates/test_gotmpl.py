@@ -43,8 +43,8 @@ CASES = [
     ('{{ "a\\tb" }}', "a\tb"),
     ("x {{-3}}", "x -3"),  # no space after the dash: a number, not a trim marker
     ("x {{-\t3 }}\n", "x3\n"),  # Go accepts any space character after the dash
-    # missing keys and nil print <no value>
-    ("{{ .data.nokey }}|{{ .nokey.deeper }}|{{ .data.n }}", "<no value>|<no value>|<no value>"),
+    # nil and missing keys outside Data/Facts print <no value> (a missing Data/Facts key is an error: ERRORS)
+    ("{{ .nokey.deeper }}|{{ .data.n }}|{{ with .data }}{{ .nokey }}{{ end }}", "<no value>|<no value>|<no value>"),
     ('{{ index .data "zz" }}|{{ index .data "n" }}', "<no value>|<no value>"),
     # variables
     ("{{ $x := .data.port }}{{ $x }}", "8080"),
@@ -283,6 +283,11 @@ ERRORS = [
     ("{{ range $a, $b, $c := .x }}{{ end }}", "too many declarations in range", 1, 10),
     ("{{ if $a, $b := .x }}{{ end }}", "too many declarations in if", 1, 7),
     ('{{ define "d" }}a{{ end }}{{ define "d" }}b{{ end }}', 'multiple definition of template "d"', 1, 37),
+    # issue 13: a typo in a Data/Facts key is not rendered as <no value>
+    ("a {{ .data.nokey }}", ".data has no key 'nokey'", 1, 6),
+    ("{{ .Data.prot }}", ".Data has no key 'prot' (did you mean `port`?)", 1, 4),
+    ("{{ .facts.os.nam }}", ".facts.os has no key 'nam' (did you mean `name`?)", 1, 4),
+    ("{{ range .data.xs }}{{ $.Facts.hostnam }}{{ end }}", "$.Facts has no key 'hostnam'", 1, 24),
 ]
 
 

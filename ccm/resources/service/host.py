@@ -1,10 +1,28 @@
-"""Host probes the service provider factories share (no subprocess: cheap in is_manageable)."""
+"""What the service providers share: host probes (no subprocess: cheap in is_manageable)
+and the text of a failed service command."""
 from __future__ import annotations
 
 import os
 from typing import Optional
 
-from ccm.model.runner import find_command
+from ccm.model.runner import CommandResult, find_command
+
+
+def last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def command_problem(res: CommandResult, summary: str) -> Optional[str]:
+    """None when ``res`` succeeded; else ``ARGV exited N: SUMMARY`` (the line that explains it)
+    and, when the output holds more than that line, its last 20 lines (stderr first, then
+    stdout, secrets redacted) on the following lines, as a failed exec reports them."""
+    if res.error:
+        return f"{' '.join(res.argv)}: {res.error}"
+    if res.exit_code != 0:
+        detail = res.detail_with_output(summary or None)
+        return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {detail}" if detail else "")
+    return None
 
 
 def which(tool: str) -> Optional[str]:

@@ -103,11 +103,14 @@ class ServiceLogic(TypeLogic[ServiceProvider]):
             problem = getattr(provider, action)(props.name)
             if problem:
                 failures.append(problem)
-                ctx.log.warn("Service command failed", action=action, error=problem)
+                # one line here; the failure message carries the output tail
+                ctx.log.warn("Service command failed", action=action, error=problem.partition("\n")[0])
         return failures
 
     def desired_state_error(self, props: Properties, reason: str, acted: Any) -> str:
         text = f"failed to reach desired state: {props.ensure}: {reason}"
-        if acted:
-            text += f" ({'; '.join(acted)})"
+        if acted:   # each command's first line in the parentheses, its output tail after them
+            parts = [str(problem).partition("\n") for problem in acted]
+            text += f" ({'; '.join(head for head, _, _ in parts)})"
+            text += "".join(f"\n{tail}" for _, _, tail in parts if tail)
         return text

@@ -91,12 +91,8 @@ def needs_reload(stdout: str) -> bool:
 
 
 def command_problem(res: CommandResult) -> Optional[str]:
-    if res.error:
-        return f"{' '.join(res.argv)}: {res.error}"
-    if res.exit_code != 0:
-        lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
-        return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {lines[-1]}" if lines else "")
-    return None
+    """systemctl explains a failure on its last stderr line (the rest of the output follows it)."""
+    return host.command_problem(res, host.last_line(res.stderr))
 
 
 # --- provider ------------------------------------------------------------------------------
@@ -125,9 +121,8 @@ class SystemdProvider:
     def _show(self, units: Sequence[str]) -> Optional[Dict[str, Dict[str, str]]]:
         res = self._checked("show", f"--property={PROPERTIES}", *units)
         if res.exit_code != 0:
-            lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
             raise ProviderError(f"systemctl show {' '.join(units)} exited {res.exit_code}",
-                                detail=lines[-1] if lines else None)
+                                detail=res.detail_with_output(host.last_line(res.stderr) or None))
         return parse_show(res.stdout, units)
 
     def _properties(self, service: str) -> Dict[str, str]:

@@ -55,17 +55,12 @@ def start_links(rc_root: str, service: str, runlevels: Sequence[str] = BOOT_RUNL
 
 
 def _tail(res: CommandResult) -> str:
-    lines = [ln.strip() for ln in (res.stderr + "\n" + res.stdout).splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+    return host.last_line(res.stderr + "\n" + res.stdout)
 
 
 def command_problem(res: CommandResult) -> Optional[str]:
-    if res.error:
-        return f"{' '.join(res.argv)}: {res.error}"
-    if res.exit_code != 0:
-        tail = _tail(res)
-        return f"{' '.join(res.argv)} exited {res.exit_code}" + (f": {tail}" if tail else "")
-    return None
+    """An init script's last line of output explains a failure (the rest follows it)."""
+    return host.command_problem(res, _tail(res))
 
 
 class SysvProvider:
@@ -112,9 +107,9 @@ class SysvProvider:
         elif res.exit_code in LSB_STOPPED:
             running = False
         else:
-            tail = _tail(res)
+            detail = res.detail_with_output(_tail(res) or None)
             raise ProviderError(f"cannot tell whether {service} is running: {script} status exited {res.exit_code}"
-                                + (f": {tail}" if tail else ""))
+                                + (f": {detail}" if detail else ""))
         meta = {"name": service, "provider": self.name, "enabled": self.is_enabled(service), "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
                              extra={"metadata": meta})

@@ -5,7 +5,8 @@ What: ``render_go(source, dot, ...)`` renders a Go text/template to text.
 Guarantees: Go's semantics where they decide output: truthiness, ``eq``/``lt``
 typing rules, ``and``/``or`` returning an operand (short-circuit), pipelines
 passing the value as the *last* argument, ``range`` over lists, maps (sorted
-keys) and integers, ``<no value>`` for a missing map key or nil, values printed
+keys) and integers, ``<no value>`` for a missing map key or nil (but printing a key
+missing from ``.Data``/``.Facts`` is an error, as in the other engines), values printed
 as ``fmt.Sprint`` (``go_sprint``), ``printf`` verbs with Go's ``%!v(...)``
 complaints. Field access works on plain dicts (upstream's reflection-wrapped
 maps cannot be traversed; ours can, as the spec asks) and on object attributes.

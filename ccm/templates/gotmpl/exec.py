@@ -68,6 +68,8 @@ class _State:
             elif isinstance(node, _Action):
                 value = self.eval_pipeline(dot, node.pipe)
                 if not node.pipe.decl:
+                    if value is MISSING or value is None:
+                        self.refuse_missing_data(dot, node.pipe)
                     self.out.append(self.printable(value, node.pipe))
             elif isinstance(node, _Branch):
                 self.walk_branch(dot, node)
@@ -77,6 +79,43 @@ class _State:
                 raise _Break() if node.kind == "break" else _Continue()
             else:  # pragma: no cover
                 raise AssertionError(node)
+
+    def refuse_missing_data(self, dot: Any, pipe: _Pipeline) -> None:
+        """``{{ .Data.prot }}`` for a key missing from Data/Facts: a typo must not reach a file
+        as ``<no value>`` (as the Jet and expression engines refuse it). Only a plain field
+        chain from the root (``.Data.x`` at the top level, ``$.Data.x`` anywhere) is checked;
+        ``if``, ``with``, ``default`` and other functions still see the key as missing. A key
+        present with an explicit null prints ``<no value>`` as Go does, with a warning."""
+        if len(pipe.cmds) != 1 or len(pipe.cmds[0].args) != 1:
+            return
+        op = pipe.cmds[0].args[0]
+        root = self.var("$")
+        if op.kind == "field" and dot is root:
+            walked = ""
+        elif op.kind == "variable" and op.val == "$":
+            walked = "$"
+        else:
+            return
+        names = op.fields or []
+        if not names or names[0] not in ("Data", "Facts", "data", "facts") or not isinstance(root, Mapping):
+            return
+        current: Any = root
+        for name in names:
+            if not isinstance(current, Mapping):
+                return
+            if name not in current:
+                from ccm.model.errors import did_you_mean
+
+                hint = did_you_mean(name, [k for k in current if isinstance(k, str)])
+                self.node_text, self.node_pos = op.text, op.pos
+                raise self.error(f"{walked} has no key {name!r}{hint}; a missing key is not rendered into a string "
+                                 f"(use `{op.text} | default \"...\"` if it may be absent)")
+            current, walked = current[name], f"{walked}.{name}"
+        if current is None:
+            from ccm.log import internal
+
+            internal("ccm.templates").warning(f"{walked} is null and renders as <no value>",
+                                              extra={"kv": {"key": walked}})
 
     def printable(self, value: Any, pipe: _Pipeline) -> str:
         if value is MISSING or value is None:

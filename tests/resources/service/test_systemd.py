@@ -153,6 +153,19 @@ def test_actions(verb):
     assert lock.operations == [f"systemctl {verb} nginx"] * 2
 
 
+def test_a_failed_action_carries_the_output_tail():
+    runner = ReplayRunner({})
+    stderr = ("Job for nginx.service failed because the control process exited with error code.\n"
+              "See \"systemctl status nginx.service\" and \"journalctl -xeu nginx.service\" for details.\n")
+    runner.on(["systemctl", "start", "--system", "nginx"], ("", stderr, 1))
+    problem = SystemdProvider(runner, None, lock=NullLock()).start("nginx")
+    assert problem.splitlines() == [
+        'systemctl start --system nginx exited 1: See "systemctl status nginx.service" and '
+        '"journalctl -xeu nginx.service" for details.',
+        "stderr:", "  Job for nginx.service failed because the control process exited with error code.",
+        '  See "systemctl status nginx.service" and "journalctl -xeu nginx.service" for details.']
+
+
 def test_actions_drop_the_run_cache():
     cache = RunCache([("service", "a"), ("service", "b")])
     cache.load("systemd:show", lambda: {"a": {}})

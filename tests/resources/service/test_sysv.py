@@ -142,3 +142,62 @@ def test_factory(monkeypatch):
     assert tuple(SysvFactory().is_manageable({}, None)) == (False, 1)
     monkeypatch.setattr(host, "systemd_is_pid1", lambda: False)
     assert tuple(SysvFactory().is_manageable({}, None)) == (os.path.isdir(sysv.INIT_DIR), 1)
+
+
+FAILING_SCRIPT = """#!/bin/sh
+case "$1" in
+  status) exit 3 ;;
+  start)
+    i=1
+    while [ $i -le 30 ]; do echo "starting step $i failed" >&2; i=$((i+1)); done
+    echo "config check: token=hunter2-secret"
+    echo "giving up"
+    exit 1 ;;
+esac
+exit 0
+"""
+
+
+def test_a_failed_start_carries_the_last_20_lines_of_output(tmp_path):
+    """Like a failed exec: stderr first, then stdout, 20 lines in total, in the event's error."""
+    from ccm.registry import Registry
+    from ccm.resources import BUILTIN_TYPES
+    from ccm.resources import properties as P
+
+    from tests import fakes
+
+    init_dir = tmp_path / "init.d"
+    init_dir.mkdir()
+    script = init_dir / "ccmfaild"
+    script.write_text(FAILING_SCRIPT)
+    script.chmod(0o755)
+    p = provider({"init_dir": str(init_dir), "rc_root": str(tmp_path / "etc")})
+    problem = p.start("ccmfaild")
+    lines = problem.splitlines()
+    assert lines[0] == f"{script} start exited 1: giving up"
+    assert lines[1] == "stderr (last 18 of 30 lines):" and lines[2] == "  starting step 13 failed"
+    assert lines[19] == "  starting step 30 failed" and lines[20:] == [
+        "stdout:", "  config check: token=hunter2-secret", "  giving up"]
+    assert len([ln for ln in lines if ln.startswith("  ")]) == 20
+
+    reg = Registry(BUILTIN_TYPES)
+    reg.register(fakes.StaticFactory("service", "sysv", p))
+    m = fakes.manager(registry=reg)
+    spec = reg.spec("service")
+    props = P.build(spec, {"name": "ccmfaild", "ensure": "running"})
+    P.validate(spec, props)
+    ev = m.apply_resource(props)
+    assert ev.failed
+    error = ev.errors[0].splitlines()
+    assert error[0] == ("failed to reach desired state: running: service is stopped, expected running "
+                        f"({script} start exited 1: giving up)")
+    assert error[1:] == lines[1:]
+
+
+def test_secrets_given_to_the_runner_are_redacted_from_the_tail(tmp_path):
+    from ccm.model.runner import CommandResult
+
+    res = CommandResult(argv=["/etc/init.d/x", "start"], stdout="a\nuses hunter2-secret\n", stderr="boom\n",
+                        exit_code=1, redactions=("hunter2-secret",))
+    problem = sysv.command_problem(res)
+    assert "hunter2-secret" not in problem and "uses ******" in problem
