@@ -107,7 +107,8 @@ class DirectoryStore(SessionStore):
         from ccm import fsafe
         from ccm.redact import scrub_known
 
-        assert not isinstance(event, EventRecord), "a store writes whole events"
+        if isinstance(event, EventRecord):
+            raise TypeError("a session store writes whole events, not EventRecords")
         data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
 
         try:
@@ -186,8 +187,9 @@ class DirectoryStore(SessionStore):
         return [e for _, _, e in loaded]
 
     # The lookup index. Event files are immutable once renamed into place (unique names,
-    # written once), so each is parsed at most once; every lookup still lists the
-    # directory, so events other processes add or delete are seen exactly as before.
+    # written once), so each is parsed at most once. A lookup lists the directory again
+    # unless the inotify watch shows that only this store's own writes happened since the
+    # last listing, so events other processes add or delete are seen exactly as before.
     def _only_our_writes(self) -> bool:
         """True when, since the last listing, the directory only gained the event files
         this store wrote (or changed entries that are not events): listing it again would
