@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency doc-tools
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency test-crash doc-tools
 
 all: pyz
 
@@ -121,6 +121,10 @@ test-reliability: pyz
 test-reliability-ci: pyz
 	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-8} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-150} \
 	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
+
+# 100 kill -9 trials at random moments of a batched first run of 200 files (issue 16).
+test-crash: $(STAMP)
+	CCM_CRASH_TRIALS=$${CCM_CRASH_TRIALS:-100} $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m crash tests/crash
 
 bench: pyz
 	@for b in bench/bench_*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

@@ -10,6 +10,9 @@ pyenv builds import extra modules at start and hide ccm's fixed cost), else this
   when different, writes a temp file, fsyncs it and renames it over the target. Steady:
   median of ``--runs`` runs with nothing to change (warm ccm cache, as under cron).
   Per-resource steady cost from (t(N) - t(1)) / (N - 1): flat means no growth with N.
+* batching (issue 16): a first run at N=1,000 with its file writes batched (the default:
+  one sync pass per batch) against the same run with ``CCM_WRITE_BATCH=0`` (a full fsync
+  per file), interleaved; both also against the loop.
 * start-up: ``ccm.pyz --version`` against a shiv zipapp whose entry point returns at once.
 * peak RSS of ``apply`` at N=10,000 with an empty (cold) ccm cache.
 * a 4,000-file ``require`` chain against the same manifest without requires, in the
@@ -231,6 +234,31 @@ class Bench:
                     print(f"per resource, steady, N={n:>6}: ccm {pc:6.1f} us   loop {pl:5.1f} us"
                           f"   (CPU: ccm {pcc:6.1f} us   loop {plc:5.1f} us)")
 
+    def batching(self, n: int = 1000, runs: int = 3) -> None:
+        work = Path(tempfile.mkdtemp(prefix=f"batch{n}-", dir=self.scratch))
+        try:
+            target, manifest, _ = write_scenario(n, work)
+            apply = self.ccm("apply", "--no-report", str(manifest))
+            loop = self.loop(work)
+            unbatched = apply + ["--no-report"]   # same run, its own key in CPU
+            envs = {"batched": self.env(), "unbatched": self.env(CCM_WRITE_BATCH="0"), "loop": self.env()}
+            argvs = {"batched": apply, "unbatched": unbatched, "loop": loop}
+            walls: Dict[str, List[float]] = {k: [] for k in argvs}
+            for _ in range(runs):
+                for key, argv in argvs.items():
+                    shutil.rmtree(target)
+                    target.mkdir()
+                    walls[key].append(run(argv, envs[key])[0])
+            w = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+            c = {k: cpu(argvs[k], runs) * 1000 for k in argvs}
+            self.results[f"batching_{n}"] = {"wall_ms": w, "cpu_ms": c}
+            print(f"first run N={n}: batched {w['batched']:.1f} ms (CPU {c['batched']:.1f})   unbatched "
+                  f"{w['unbatched']:.1f} ms (CPU {c['unbatched']:.1f})   loop {w['loop']:.1f} ms "
+                  f"(CPU {c['loop']:.1f})   batched/loop {w['batched'] / w['loop']:.2f}x wall, "
+                  f"{c['batched'] / c['loop']:.2f}x CPU; median of {runs}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
     def rss(self, n: int) -> None:
         work = Path(tempfile.mkdtemp(prefix=f"rss{n}-", dir=self.scratch))
         try:
@@ -293,7 +321,7 @@ def main() -> int:
     ap.add_argument("--rss", type=int, default=10000)
     ap.add_argument("--python", default=None)
     ap.add_argument("--pyz", default=str(REPO / "dist" / "ccm.pyz"))
-    ap.add_argument("--only", default="startup,apply,rss,chain")
+    ap.add_argument("--only", default="startup,apply,batching,rss,chain")
     ap.add_argument("--first-max", type=int, default=10000, help="first runs only up to this N")
     ap.add_argument("--json", default=None, help="also write the figures here")
     args = ap.parse_args()
@@ -314,6 +342,8 @@ def main() -> int:
             bench.startup()
         if "apply" in only:
             bench.apply_sizes([int(s) for s in args.sizes.split(",") if s])
+        if "batching" in only:
+            bench.batching()
         if "rss" in only and args.rss:
             bench.rss(args.rss)
         if "chain" in only and args.chain:

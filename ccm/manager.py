@@ -141,6 +141,7 @@ class Manager:
         self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
         self.show_diff = False        # noop: print a unified diff of each file content change
         self.run_cache: Optional[RunCache] = None   # the current run's cache (ccm.apply.runcache), else None
+        self.write_batch: Optional[Any] = None      # staged file writes of the current run (ccm.apply.batch)
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,

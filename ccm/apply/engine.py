@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 from ccm import interrupt
+from ccm.apply.batch import RunBatch
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
+from ccm.model.resource import Properties
 from ccm.report import log_event
 from ccm.resources import base
 
@@ -78,48 +80,76 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
-    saved_cache = manager.run_cache
+    saved_cache, saved_batch = manager.run_cache, getattr(manager, "write_batch", None)
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
     if not nested:   # prefetching providers batch their status queries through it
         manager.run_cache = RunCache.for_manifest(manifest)
+    batch = RunBatch.for_run(manager, manifest, health_check_only)   # first runs: one sync pass
+
+    def settle(event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
+        """Publish, log and record one event; True when the run stops after it."""
+        if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
+            manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
+        publish = getattr(manager, "publish_registrations", None)
+        if publish is not None:   # before recording: a failed publish fails the resource
+            publish(event, props)
+        if not health_check_only or event.health_checks:
+            log_event(ulog, event)
+        if manager.show_diff:
+            show_diff(ulog, event)
+        kept: Any = event
+        try:
+            kept = manager.session.record(event) or event
+        except CCMError as exc:
+            ulog.error("Could not save event", error=str(exc))
+        result.events.append(kept)
+        if interrupted:
+            ulog.warn("Terminating manifest execution", reason=interrupt.message())
+            return True
+        if not health_check_only and manifest.fail_on_error and event.failed:
+            ulog.warn("Terminating manifest execution due to failed resource")
+            result.terminated = True
+            return True
+        return False
+
+    def drain() -> bool:
+        """Flush the batch (durable, renamed) and settle its held events in order."""
+        assert batch is not None
+        return any(settle(h.event, h.props, h.interrupted) for h in batch.flush(manifest.fail_on_error))
+
     try:
         for entry in manifest.resources:
             if interrupt.received() is not None:   # no later resource starts
                 result.interrupted = True
                 break
+            if batch is not None:
+                admitted = batch.admits(entry)
+                if not admitted and batch.pending and drain():
+                    break
+                manager.write_batch = batch.fs if admitted else None
             props = entry.props.copy()
             event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
-            if interrupt.received() is not None:
+            interrupted = interrupt.received() is not None
+            if interrupted:
                 result.interrupted = True
                 if not any(interrupt.message() in e for e in event.errors):
                     event.fail(interrupt.message())
-            if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
-                manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
-            publish = getattr(manager, "publish_registrations", None)
-            if publish is not None:   # before recording: a failed publish fails the resource
-                publish(event, props)
-            if not health_check_only or event.health_checks:
-                log_event(ulog, event)
-            if manager.show_diff:
-                show_diff(ulog, event)
-            kept: Any = event
-            try:
-                kept = manager.session.record(event) or event
-            except CCMError as exc:
-                ulog.error("Could not save event", error=str(exc))
-            result.events.append(kept)
-            if result.interrupted:
-                ulog.warn("Terminating manifest execution", reason=interrupt.message())
+            if batch is None:
+                if settle(event, props, interrupted):
+                    break
+            elif not batch.hold(event, props, interrupted) and drain():
                 break
-            if not health_check_only and manifest.fail_on_error and event.failed:
-                ulog.warn("Terminating manifest execution due to failed resource")
-                result.terminated = True
-                break
+        if batch is not None and batch.pending:
+            drain()
+    except BaseException:
+        if batch is not None:
+            batch.discard()   # staged temp files removed, their targets untouched
+        raise
     finally:
         manager.user_log = saved_log
         manager.health_check_only = saved_hc
-        manager.run_cache = saved_cache
+        manager.run_cache, manager.write_batch = saved_cache, saved_batch
         manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
     result.summary = manager.session.summary()
     return result

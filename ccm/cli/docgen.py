@@ -199,6 +199,8 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_AGENT_TEST_TIMESCALE", "tests only: a factor (0 < x <= 1) that shrinks every fixed period of ccm agent"),
     ("CCM_SYSLOG_SOCKET", "syslog socket for --syslog (default /dev/log)"),
     ("CCM_TRACEBACK", "print a Python traceback with an error"),
+    ("CCM_WRITE_BATCH", "files per durability batch of a first run (default 64; 0: an fsync per file)"),
+    ("CCM_SYNC_MODE", "fsync: make a batch durable with an fsync per file instead of syncfs"),
     ("NO_COLOR", "any value turns colour off (as does TERM=dumb)"),
     ("NATS_CONTEXT", "default NATS context"),
     ("SHIV_ROOT", "where ccm.pyz unpacks itself"),

@@ -96,6 +96,7 @@ class RunManager(NestedApply, Protocol):
     user_log: UserLog
     runner: CommandRunner
     run_cache: Optional[RunCache]   # the current top-level run's prefetch cache, else None
+    write_batch: Optional[Any]      # the resource being applied may stage file writes here (ccm.fsafe.DurableBatch)
     show_diff: bool                 # noop: print a unified diff of each file content change
 
     @property

@@ -54,8 +54,11 @@ def _reset(managed: str) -> None:
 
 
 def _env(tmp_path, store: str):
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(tmp_path),
-            "CCM_CACHE_DIR": str(tmp_path / "cache"), "CCM_SESSION_STORE": store}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(tmp_path),
+           "CCM_CACHE_DIR": str(tmp_path / "cache"), "CCM_SESSION_STORE": store}
+    if "CCM_LOCK_DIR" in os.environ:   # the test's private lock dir (tests/conftest.py), not /run/ccm
+        env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
+    return env
 
 
 def _check_old_or_new(managed: str) -> int:

@@ -4,6 +4,12 @@ Guarantees: content is written to a temp file in the target's directory, fsynced
 renamed over the target (atomic replace: readers see the old or the new file, never a
 partial one; a symlink at the target is replaced, never followed); ownership before mode (chown clears setuid bits); attributes are never set
 through a symlink.
+
+Batched (``use_write_batch``, handed in by the apply flow during a run): ``store`` only
+stages the temp file in the run's ``fsafe.DurableBatch`` and the engine makes the batch
+durable and renames it before anything can observe the outcome; until then ``status``
+of a staged path describes the staged file (what the rename will publish: same inode,
+owner, mode, mtime and content), so the flow's verification step sees the new state.
 """
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import errno
 import os
 import shutil
 import stat
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, ContextManager, Dict, Mapping, Optional
 
 from ccm import fsafe
 from ccm.model.errors import ProviderError
@@ -29,10 +35,15 @@ class PosixFileProvider:
 
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
+        self._batch: Optional[fsafe.DurableBatch] = None
+
+    def use_write_batch(self, batch: Optional[fsafe.DurableBatch]) -> None:
+        self._batch = batch
 
     def status(self, path: str) -> ResourceState:
+        staged = self._batch.staged(path) if self._batch is not None else None
         try:
-            st = os.stat(path)
+            st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
             meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}, "owner": "",
                                     "group": "", "mode": "", "mtime": rfc3339(0)}
@@ -45,10 +56,13 @@ class PosixFileProvider:
         if stat.S_ISDIR(st.st_mode):
             ensure = "directory"
         elif stat.S_ISREG(st.st_mode):
-            try:
-                meta["checksum"] = sha256_file(path)
-            except OSError as exc:
-                raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
+            if staged is not None:
+                meta["checksum"] = staged.checksum
+            else:
+                try:
+                    meta["checksum"] = sha256_file(path)
+                except OSError as exc:
+                    raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
         meta["owner"] = user_name(st.st_uid)
         meta["group"] = group_name(st.st_gid)
         meta["mode"] = format_mode(st.st_mode)
@@ -73,7 +87,9 @@ class PosixFileProvider:
         if not os.path.isdir(parent):
             raise ProviderError(f'"{parent}" is not a directory')
         try:
-            with atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
+            writing: ContextManager[Any] = (atomic_replace(path, mode=mode, uid=uid, gid=gid) if self._batch is None
+                       else self._batch.stage(path, mode=mode, uid=uid, gid=gid))
+            with writing as out:
                 if source is not None:
                     from ccm.readfile import ReadError, open_regular
 

@@ -1,0 +1,347 @@
+"""Batched durable writes (ccm.apply.batch, ccm.fsafe.DurableBatch) on real files.
+
+A first run stages consecutive file writes and makes them durable together; these tests
+check the outcomes stay those of the unbatched flow and that every boundary of issue 16
+holds: anything that can read an earlier resource's outcome (an exec, a require or
+subscribe, a health check, a template reading the file) sees the file in place.
+"""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ccm import fsafe
+from ccm.apply import execute, load_manifest
+from ccm.apply.batch import RunBatch
+from ccm.model.events import TransactionEvent
+from ccm.resources.file.posix import PosixFileProvider
+from tests.kit_extra import make_manager, output
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ME = pwd.getpwuid(os.getuid()).pw_name
+MYGROUP = grp.getgrgid(os.getgid()).gr_name
+TEMP = re.compile(r"\.ccm-[0-9a-f]{12}\.tmp$")
+
+
+def file_res(path, content, extra=""):
+    return (f"    - file:\n        - {path}:\n            ensure: present\n"
+            f"            content: \"{content}\"\n            owner: {ME}\n            group: {MYGROUP}\n"
+            f"            mode: \"0644\"\n{extra}")
+
+
+def exec_res(name, command, extra=""):
+    return f"    - exec:\n        - {name}:\n            command: {command}\n{extra}"
+
+
+def run_manifest(tmp_path, *resources, fail_on_error=False, name="m.yaml"):
+    path = tmp_path / name
+    path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
+    m = make_manager()
+    result = execute(m, load_manifest(str(path), m))
+    return m, result
+
+
+def temps(directory):
+    return sorted(n for n in os.listdir(str(directory)) if TEMP.search(n))
+
+
+def outcome(event):
+    meta = dict((event.status.extra.get("metadata") or {}) if event.status is not None else {})
+    meta.pop("mtime", None)
+    meta.pop("name", None)
+    return (event.type, os.path.basename(event.name), event.changed, event.failed, list(event.errors),
+            event.final_ensure, event.skipped, meta)
+
+
+BAD_OWNER = "            owner: ccm-no-such-user\n"
+
+
+@pytest.mark.parametrize("fail_on_error", [False, True])
+def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monkeypatch, fail_on_error):
+    runs = {}
+    for setting in ("0", "8", "64"):   # 8: several flushes for 40 files; 64: one syncfs pass
+        monkeypatch.setenv("CCM_WRITE_BATCH", setting)
+        work = tmp_path / f"w{setting}"
+        (work / "d").mkdir(parents=True)
+        for i in range(0, 40, 2):   # half replace old content, half are new files
+            (work / "d" / f"f{i}").write_text(f"old {i}\n")
+        resources = [file_res(work / "d" / f"f{i}", f"new {i}") for i in range(40)]
+        resources.append(exec_res("/bin/true", "/bin/true"))
+        resources += [file_res(work / "d" / f"g{i}", f"g {i}") for i in range(20)]
+        resources[50] = resources[50].replace(f"            owner: {ME}\n", BAD_OWNER)   # fails: no such user
+        m, result = run_manifest(work, *resources, fail_on_error=fail_on_error)
+        for i in range(40):
+            assert (work / "d" / f"f{i}").read_text() == f"new {i}"
+        assert (work / "d" / "g9").exists() is False
+        assert (work / "d" / "g10").exists() is not fail_on_error
+        assert temps(work / "d") == []
+        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
+        summary = {k: v for k, v in vars(result.summary).items() if "time" not in k and "duration" not in k}
+        runs[setting] = ([outcome(e) for e in result.events], summary, text, result.terminated)
+    assert runs["0"][0] == runs["8"][0] == runs["64"][0]
+    assert runs["0"][1] == runs["8"][1] == runs["64"][1]
+    assert runs["0"][3] == runs["8"][3] == runs["64"][3] == fail_on_error
+    assert len(runs["8"][0]) == (51 if fail_on_error else 61)
+    assert [o[1] for o in runs["8"][0] if o[3]] == ["g9"]
+    assert runs["0"][2] == runs["8"][2] == runs["64"][2], "log lines differ"
+
+
+def test_an_exec_sees_the_files_written_before_it(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("old")
+    _, result = run_manifest(tmp_path, file_res(a, "NEW a"), file_res(b, "NEW b"),
+                             exec_res("check", f"/bin/sh -c 'grep -q NEW {a} && grep -q NEW {b}'"))
+    assert [e.failed for e in result.events] == [False, False, False], [e.errors for e in result.events]
+
+
+def test_require_and_subscribe_read_the_recorded_outcome(tmp_path):
+    a, b, marker = tmp_path / "a", tmp_path / "b", tmp_path / "refreshed"
+    _, result = run_manifest(
+        tmp_path, file_res(a, "A"), file_res(b, "B", '            require: ["file#%s"]\n' % a),
+        exec_res("refresh", f"/bin/sh -c 'cat {b} > {marker}'",
+                 f'            refreshonly: true\n            subscribe: ["file#{b}"]\n'))
+    assert [(e.changed, e.failed) for e in result.events] == [(True, False), (True, False), (True, False)]
+    assert result.events[2].refreshed and marker.read_text() == "B"
+
+
+def test_a_health_check_reads_the_file_in_place(tmp_path):
+    a = tmp_path / "a"
+    a.write_text("old")
+    check = f"            health_checks:\n              - command: /bin/grep -q NEW {a}\n"
+    _, result = run_manifest(tmp_path, file_res(tmp_path / "before", "x"), file_res(a, "NEW", check))
+    assert not any(e.failed for e in result.events), [e.errors for e in result.events]
+
+
+def test_a_template_reading_an_earlier_file_sees_its_new_content(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("old")
+    _, result = run_manifest(tmp_path, file_res(a, "NEW a"), file_res(b, "{{ readFile('%s') }}" % a))
+    assert not any(e.failed for e in result.events)
+    assert b.read_text() == "NEW a"
+
+
+def test_a_source_copy_of_a_staged_file_copies_the_new_content(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("old")
+    copy = (f"    - file:\n        - {b}:\n            ensure: present\n            source: {a}\n"
+            f"            owner: {ME}\n            group: {MYGROUP}\n            mode: \"0644\"\n")
+    _, result = run_manifest(tmp_path, file_res(a, "NEW a"), copy)
+    assert not any(e.failed for e in result.events)
+    assert b.read_text() == "NEW a"
+
+
+def test_a_directory_resource_after_a_staged_file_below_it(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    directory = (f"    - file:\n        - {d}:\n            ensure: directory\n"
+                 f"            owner: {ME}\n            group: {MYGROUP}\n            mode: \"0700\"\n")
+    _, result = run_manifest(tmp_path, file_res(d / "x", "x"), directory)
+    assert not any(e.failed for e in result.events)
+    assert (d / "x").read_text() == "x" and temps(d) == []
+
+
+def _staged_batch(tmp_path, n, limit=64):
+    """A RunBatch holding n staged writes (events as the flow leaves them) over old files."""
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), limit)
+    provider.use_write_batch(batch.fs)
+    for i in range(n):
+        path = str(tmp_path / f"f{i}")
+        with open(path, "w") as fh:
+            fh.write(f"old {i}")
+        provider.store(path, content=f"new {i}".encode(), source=None, owner=ME, group=MYGROUP, mode=0o640)
+        event = TransactionEvent(type="file", name=path)
+        event.changed = True
+        props = type("P", (), {"name": path, "type_name": "file", "alias": ""})()
+        assert batch.hold(event, props, False)
+    return provider, batch
+
+
+def test_staged_status_is_what_the_rename_publishes(tmp_path):
+    provider, batch = _staged_batch(tmp_path, 1)
+    path = str(tmp_path / "f0")
+    staged = provider.status(path)
+    assert open(path).read() == "old 0", "the target is untouched until the flush"
+    batch.flush(False)
+    provider.use_write_batch(None)
+    assert provider.status(path).extra == staged.extra
+    assert open(path).read() == "new 0" and temps(tmp_path) == []
+
+
+def test_a_failed_rename_fails_its_resource_and_fail_on_error_drops_the_rest(tmp_path):
+    for fail_on_error in (False, True):
+        work = tmp_path / str(fail_on_error)
+        work.mkdir()
+        _, batch = _staged_batch(work, 20)
+        os.unlink(str(work / "f5"))
+        os.mkdir(str(work / "f5"))   # renaming a file over a directory fails
+        (work / "f5" / "keep").write_text("")
+        settled = batch.flush(fail_on_error)
+        failed = [h.props.name for h in settled if h.event.failed]
+        assert failed == [str(work / "f5")]
+        assert "cannot write" in settled[5].event.errors[0] and not settled[5].event.changed
+        assert len(settled) == (6 if fail_on_error else 20)
+        for i in range(20):
+            if i != 5:
+                want = "new" if i < 5 or not fail_on_error else "old"
+                assert open(str(work / f"f{i}")).read() == f"{want} {i}"
+        assert temps(work) == []
+
+
+def test_discard_removes_the_temp_files_and_keeps_the_old_content(tmp_path):
+    _, batch = _staged_batch(tmp_path, 3)
+    assert len(temps(tmp_path)) == 3
+    batch.discard()
+    assert temps(tmp_path) == []
+    assert [open(str(tmp_path / f"f{i}")).read() for i in range(3)] == ["old 0", "old 1", "old 2"]
+
+
+def test_a_full_batch_ends_at_its_limit(tmp_path):
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 4)
+    provider.use_write_batch(batch.fs)
+    held = []
+    for i in range(4):
+        path = str(tmp_path / f"f{i}")
+        provider.store(path, content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
+        props = type("P", (), {"name": path, "type_name": "file", "alias": ""})()
+        held.append(batch.hold(TransactionEvent(type="file", name=path), props, False))
+    assert held == [True, True, True, False]
+    assert len(batch.flush(False)) == 4 and len(batch.fs) == 0
+
+
+def test_depended_on_resources_end_the_batch(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a") + file_res(tmp_path / "b", "b")
+                    + exec_res("x", "/bin/true", f'            subscribe: ["file#{tmp_path / "a"}"]\n'))
+    m = make_manager()
+    manifest = load_manifest(str(path), m)
+    batch = RunBatch.for_run(m, manifest, False)
+    assert batch is not None
+    provider = PosixFileProvider()
+    provider.use_write_batch(batch.fs)
+    a, b, x = manifest.resources
+    assert batch.admits(a) and batch.admits(b) and not batch.admits(x)
+    provider.store(a.props.name, content=b"a", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert not batch.hold(TransactionEvent(type="file", name=a.props.name), a.props, False)
+    batch.discard()
+
+
+def test_no_batch_in_noop_or_health_check_only_runs(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a"))
+    for noop, hc in ((True, False), (False, True)):
+        m = make_manager(noop=noop)
+        assert RunBatch.for_run(m, load_manifest(str(path), m), hc) is None
+    m = make_manager()
+    assert RunBatch.for_run(m, load_manifest(str(path), m), False) is not None
+
+
+def test_conflicting_paths():
+    batch = fsafe.DurableBatch(8)
+    batch._by_path["/a/b/c"] = None   # type: ignore[assignment]
+    batch._ancestors.update({"/a/b", "/a"})
+    assert batch.conflicts("/a/b/c") and batch.conflicts("/a/b") and batch.conflicts("/a")
+    assert batch.conflicts("/a/b/c/d") and batch.conflicts("/a/b/c/d/e")
+    assert not batch.conflicts("/a/b/d") and not batch.conflicts("/x") and not batch.conflicts("/a/bc")
+
+
+def test_sigterm_during_a_batched_run_leaves_every_reported_change_in_place(tmp_path):
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    n = 600
+    for i in range(n):
+        (managed / f"f{i:03d}").write_text(f"old {i}")
+    (tmp_path / "m.yaml").write_text("ccm:\n  resources:\n" + "".join(
+        file_res(managed / f"f{i:03d}", f"new {i}") for i in range(n)))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(tmp_path),
+           "CCM_CACHE_DIR": str(tmp_path / "cache"), "CCM_LOCK_DIR": os.environ["CCM_LOCK_DIR"],
+           "NO_COLOR": "1", "CCM_WRITE_BATCH": "16"}
+    proc = subprocess.Popen([sys.executable, "-m", "ccm", "apply", "m.yaml"], cwd=str(tmp_path), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if " changed " in line:
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    lines += rest.splitlines(True)
+    assert proc.returncode == 128 + signal.SIGTERM, "".join(lines[-5:])
+    reported = {m.group(1) for m in (re.search(r"file#(\S+) changed", ln) for ln in lines) if m}
+    assert reported
+    for i in range(n):
+        path = str(managed / f"f{i:03d}")
+        text = open(path).read()
+        assert text in (f"old {i}", f"new {i}")
+        if path in reported:
+            assert text == f"new {i}", f"{path} reported changed but not in place"
+    assert temps(managed) == []
+    assert len(reported) < n, "the signal came too late to interrupt anything"
+
+
+@pytest.mark.skipif(not hasattr(os, "sync"), reason="no os.sync")
+def test_syncfs_pass_for_many_files(tmp_path):
+    _, batch = _staged_batch(tmp_path, fsafe._SYNCFS_MIN + 4)
+    batch.fs.sync()
+    assert all(w.synced and w.error is None for w in batch.fs.writes)
+    batch.flush(False)
+    assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
+
+
+def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    os.symlink(str(victim), str(tmp_path / "f0"))
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
+    provider.use_write_batch(batch.fs)
+    provider.store(str(tmp_path / "f0"), content=b"new", source=None, owner=ME, group=MYGROUP, mode=0o600)
+    props = type("P", (), {"name": str(tmp_path / "f0"), "type_name": "file", "alias": ""})()
+    batch.hold(TransactionEvent(type="file", name=props.name), props, False)
+    batch.flush(False)
+    assert not os.path.islink(str(tmp_path / "f0")) and (tmp_path / "f0").read_text() == "new"
+    assert victim.read_text() == "keep"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a symlink to another user")
+def test_staging_refuses_a_parent_reached_through_another_users_symlink(tmp_path):
+    from ccm.model.errors import ProviderError
+
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    os.symlink(str(real), str(link))
+    os.lchown(str(link), 65534, 65534)
+    provider = PosixFileProvider()
+    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
+    provider.use_write_batch(batch.fs)
+    with pytest.raises(ProviderError, match="refusing to follow symlink"):
+        provider.store(str(link / "f"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert os.listdir(str(real)) == [] and len(batch.fs) == 0
+    batch.discard()
+
+
+def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
+    reg = ("            register_when_stable:\n              - cluster: c\n                service: s\n"
+           "                protocol: http\n                address: 10.0.0.5\n                port: 80\n"
+           "                priority: 1\n")
+    extras = [reg, "            health_checks:\n              - command: /bin/true\n",
+              "            control:\n              if: \"true\"\n", ""]
+    path = tmp_path / "m.yaml"
+    path.write_text("ccm:\n  resources:\n" + "".join(
+        file_res(tmp_path / f"f{i}", "x", extra) for i, extra in enumerate(extras)))
+    m = make_manager()
+    manifest = load_manifest(str(path), m)
+    batch = RunBatch.for_run(m, manifest, False)
+    assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
