@@ -96,10 +96,10 @@ def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dic
         return True
     if mode == "never":
         return False
-    env = os.environ if environ is None else environ
-    if "NO_COLOR" in env or env.get("TERM") == "dumb":
+    if not _is_terminal(stream):   # first: cached per stream, cheaper than the environment
         return False
-    return _is_terminal(stream)
+    env = os.environ if environ is None else environ
+    return not ("NO_COLOR" in env or env.get("TERM") == "dumb")
 
 
 class SyslogSink:
@@ -183,6 +183,8 @@ def quiet() -> bool:
 
 
 def render_value(value: Any) -> str:
+    if type(value) is str:
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):

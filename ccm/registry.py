@@ -48,6 +48,10 @@ class TypeSpec:
     cli_help: str
     cli_aliases: Tuple[str, ...]
     cli_flags: str
+    # (``logic``, its imported class): imported once, not per resource (each resource
+    # still gets a fresh instance); not part of repr or equality
+    _logic_class: Tuple[str, Any]
+    _all_fields: Tuple[Any, Tuple[Field, ...]]
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
 
@@ -71,6 +75,8 @@ class TypeSpec:
         self.cli_help = cli_help
         self.cli_aliases = cli_aliases
         self.cli_flags = cli_flags
+        self._logic_class = ("", None)
+        self._all_fields = (None, ())
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__qualname__}(name={self.name!r}, fields={self.fields!r}, logic={self.logic!r}, "
@@ -93,7 +99,10 @@ class TypeSpec:
         return mine == theirs
 
     def new_logic(self) -> TypeLogic[Any]:
-        cls = _import(self.logic)
+        path, cls = self._logic_class
+        if cls is None or path != self.logic:
+            cls = _import(self.logic)
+            self._logic_class = (self.logic, cls)
         logic = cls()
         if not isinstance(logic, TypeLogic):
             raise TypeError(f"{self.logic} is not a TypeLogic")
@@ -101,12 +110,12 @@ class TypeSpec:
 
     @property
     def all_fields(self) -> Tuple[Field, ...]:
-        # one tuple per type, not one per resource (every Properties keeps it)
-        cached: Optional[Tuple[Tuple[Field, ...], Tuple[Field, ...]]] = self.__dict__.get("_all_fields")
-        if cached is None or cached[0] is not self.fields:
-            cached = (self.fields, COMMON_FIELDS + self.fields)
-            self.__dict__["_all_fields"] = cached
-        return cached[1]
+        # one tuple per spec, shared by every resource's Properties (not one per resource)
+        own, combined = self._all_fields
+        if own is not self.fields:
+            combined = COMMON_FIELDS + tuple(self.fields)
+            self._all_fields = (self.fields, combined)
+        return combined
 
     @property
     def field_map(self) -> Dict[str, Field]:
@@ -125,6 +134,10 @@ class Registry:
         self._type_paths: Dict[str, str] = dict(builtin_types or {})
         self._types: Dict[str, TypeSpec] = {}
         self._factories: Dict[str, Dict[str, Any]] = {}
+        # type -> the factory ``select`` picks when nothing is forced, kept only for types
+        # whose every factory declares ``manageable_is_constant`` (its answer depends on
+        # neither facts, properties nor the host), so it cannot differ between resources
+        self._constant_choice: Dict[str, Any] = {}
 
     # --- types ---------------------------------------------------------------------
 
@@ -161,6 +174,7 @@ class Registry:
             if factory.name in per_type:
                 raise DuplicateProvider(f"provider {factory.name} already registered for {factory.type_name}")
             per_type[factory.name] = factory
+            self._constant_choice.pop(factory.type_name, None)
 
     def factories(self, type_name: str) -> List[Any]:
         with self._lock:
@@ -183,6 +197,9 @@ class Registry:
                             f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
                     return f
             raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
+        chosen = self._constant_choice.get(type_name)
+        if chosen is not None:
+            return chosen
         candidates = []
         for order, f in enumerate(factories):
             try:
@@ -195,7 +212,12 @@ class Registry:
         if not candidates:
             raise NoSuitableProvider("no suitable provider found")
         candidates.sort(key=lambda c: (c[0], c[1]))
-        return candidates[0][2]
+        chosen = candidates[0][2]
+        if all(getattr(f, "manageable_is_constant", False) is True for f in factories):
+            with self._lock:
+                if list(self._factories.get(type_name, {}).values()) == factories:
+                    self._constant_choice[type_name] = chosen
+        return chosen
 
 
 _registry: Optional[Registry] = None

@@ -209,6 +209,8 @@ class Worker:
     def _get_manager(self) -> Any:
         if self._manager is None:
             self._manager = self.agent.new_manager(self.log)
+            # a cycle reads its summary only: keep each event's flags and counters
+            self._manager.session.keep_events = False
         return self._manager
 
     def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:

@@ -3,7 +3,7 @@ each recorded before the next starts (so ``require``/``subscribe`` see it)."""
 from __future__ import annotations
 
 import time
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from ccm import interrupt
 from ccm.apply.batch import RunBatch
@@ -11,7 +11,7 @@ from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
-from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
 from ccm.report import log_event
@@ -21,14 +21,16 @@ log = internal("ccm.apply")
 
 
 class ExecutionResult:
-    events: List[TransactionEvent]
+    # each event as the session store kept it (the event, or its EventRecord when the
+    # store's ``keep_events`` is off), or the event itself when recording it failed
+    events: List[RecordedEvent]
     summary: SessionSummary
     terminated: bool
     interrupted: bool           # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
 
-    def __init__(self, events: Optional[List[TransactionEvent]] = None, summary: Optional[SessionSummary] = None,
+    def __init__(self, events: Optional[List[RecordedEvent]] = None, summary: Optional[SessionSummary] = None,
                  terminated: bool = False, interrupted: bool = False) -> None:
         self.events = [] if events is None else events
         self.summary = SessionSummary() if summary is None else summary
@@ -115,11 +117,12 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
             log_event(ulog, event)
         if manager.show_diff:
             show_diff(ulog, event)
+        kept: Any = event
         try:
-            manager.session.record(event)
+            kept = manager.session.record(event) or event
         except CCMError as exc:
             ulog.error("Could not save event", error=str(exc))
-        result.events.append(event)
+        result.events.append(kept)
         if interrupted:
             ulog.warn("Terminating manifest execution", reason=interrupt.message())
             return True

@@ -6,7 +6,7 @@ raises ``ManifestError`` naming the resource and field, and nothing has run yet.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
@@ -326,8 +326,9 @@ def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[in
 def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
     out = []
     for key in ("require", "subscribe"):
-        if any(f.key == key for f in props.fields):
-            for ref in props.get(key) or []:
+        refs = props.values.get(key)
+        if refs and any(f.key == key for f in props.fields):
+            for ref in refs:
                 out.append((key, ref))
     return out
 
@@ -355,7 +356,10 @@ def check_references(entries: List[Optional[ResourceEntry]], session: Any,
         for key in (n, a):
             if t and key:
                 later.setdefault(f"{t}#{key}", index)
-    declared: List[Tuple[str, str, str]] = []   # (type, name, alias) in declaration order
+    # (type, name) and (type, alias) of every resource declared so far: one lookup per
+    # reference (scanning the declared list made a long require chain quadratic)
+    declared: Set[Tuple[str, str]] = set()
+    declared_names: Dict[str, List[str]] = {}   # type -> names in declaration order (did-you-mean)
     problems: List[str] = []
     for i, entry in enumerate(entries):
         if entry is not None:
@@ -363,7 +367,7 @@ def check_references(entries: List[Optional[ResourceEntry]], session: Any,
                 if not isinstance(ref, str) or is_templated(ref) or "#" not in ref:
                     continue
                 t, n = ref.split("#", 1)
-                if any(t == dt and n in (dn, da) for dt, dn, da in declared):
+                if (t, n) in declared:
                     continue
                 try:
                     if session is not None and session.events_for(t, n):
@@ -375,11 +379,14 @@ def check_references(entries: List[Optional[ResourceEntry]], session: Any,
                 if ref in later and later[ref] >= entry.index:
                     message += f" (it is declared later, as resource {later[ref]}: move it before this one)"
                 else:
-                    close = did_you_mean(n, [dn for dt, dn, _ in declared if dt == t])
+                    close = did_you_mean(n, declared_names.get(t, []))
                     if close:
                         message += close.replace("`", f"`{t}#", 1)
                 problems.append(message)
-        declared.append(ids(i, entry))
+        dt, dn, da = ids(i, entry)
+        declared.add((dt, dn))
+        declared.add((dt, da))
+        declared_names.setdefault(dt, []).append(dn)
     return problems
 
 

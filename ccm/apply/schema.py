@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.errors import ManifestError
 from ccm.model.resource import is_templated
@@ -51,6 +51,44 @@ def _free_fields(type_name: str) -> frozenset:
     return frozenset(free)
 
 
+_ITEM_KEYS = {"type", "description", "pattern", "if", "then", "else"}
+
+
+def _patterns(node: Any, out: List[str]) -> bool:
+    """Collect the ``pattern``s of a string schema built only of type/pattern/if/then/else;
+    False when it constrains strings any other way."""
+    if not isinstance(node, dict) or not set(node) <= _ITEM_KEYS:
+        return False
+    if node.get("type", "string") != "string":
+        return False
+    if "pattern" in node:
+        out.append(node["pattern"])
+    return all(_patterns(node[k], out) for k in ("if", "then", "else") if k in node)
+
+
+@lru_cache(maxsize=None)
+def _pattern_lists(type_name: str) -> Dict[str, Any]:
+    """Array-of-strings properties whose items the schema constrains by patterns only
+    (``require``, ``subscribe``): key -> the compiled patterns. Such a list's verdict
+    depends on its length and on which patterns each item matches (``re.search``, as
+    jsonschema checks a pattern), not on the rest of its text."""
+    import re
+
+    with open(schema_path("manifest.json"), "r", encoding="utf-8") as fh:
+        defs = json.load(fh).get("$defs", {})
+    out: Dict[str, Any] = {}
+    for key, sub in defs.get(f"{type_name}Properties", {}).get("properties", {}).items():
+        if set(sub) == {"$ref"} and sub["$ref"].startswith("#/$defs/"):
+            sub = defs.get(sub["$ref"][len("#/$defs/"):], {})
+        if not isinstance(sub, dict) or not set(sub) <= {"type", "description", "items"} \
+                or sub.get("type") != "array":
+            continue
+        found: List[str] = []
+        if _patterns(sub.get("items", {}), found) and found:
+            out[key] = [re.compile(p) for p in found]
+    return out
+
+
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -73,10 +111,14 @@ def _frozen(value: Any) -> Any:
 def _shape_key(type_name: str, doc: Mapping[str, Any]) -> Any:
     """Resources with equal keys get the same schema verdict (free strings masked)."""
     free = _free_fields(type_name)
-    items = []
+    lists = _pattern_lists(type_name)
+    items: List[Tuple[str, Any]] = []
     for k, v in doc.items():
         if k in free and (v is None or isinstance(v, str)):
             items.append((k, v is None))  # masked: only "a string" or "null" matters
+        elif k in lists and type(v) is list and all(type(x) is str for x in v):
+            pats = lists[k]   # masked: only which patterns each item matches
+            items.append((k, (list, tuple(tuple(p.search(x) is not None for p in pats) for x in v))))
         else:
             items.append((k, _frozen(v)))
     items.sort()  # keys are unique: only they are compared

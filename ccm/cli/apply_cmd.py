@@ -161,6 +161,8 @@ def run(argv: List[str]) -> int:
                                 metrics=metrics)
         if args.json:
             manager.user_log.quiet = True
+        else:   # nothing serialises the recorded events: keep their flags and counters only
+            manager.session.keep_events = False
         manager.show_diff = bool(args.noop and not args.json
                                  and (args.diff if args.diff is not None else sys.stdout.isatty()))
         if args.publish_registrations:

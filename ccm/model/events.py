@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
 SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
@@ -218,8 +218,25 @@ class HealthCheckResult:
 
 # --- events -----------------------------------------------------------------------------
 
+class _Labelled:
+    """``label`` and ``ref`` of an event (whole or as kept by a store)."""
+
+    __slots__ = ()
+    type: str
+    name: str
+    alias: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
+
+    @property
+    def ref(self) -> str:
+        return f"{self.type}#{self.name}"
+
+
 @dataclass
-class TransactionEvent:
+class TransactionEvent(_Labelled):
     type: str
     name: str
     provider: str = ""
@@ -242,14 +259,6 @@ class TransactionEvent:
     event_id: str = field(default_factory=new_ksuid)
     timestamp_ns: int = field(default_factory=now_ns)
     protocol: str = EVENT_PROTOCOL
-
-    @property
-    def label(self) -> str:
-        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
-
-    @property
-    def ref(self) -> str:
-        return f"{self.type}#{self.name}"
 
     def fail(self, message: str) -> None:
         self.failed = True
@@ -306,6 +315,41 @@ class TransactionEvent:
             skipped=bool(d.get("skipped")), noop=bool(d.get("noop")),
             unmet_requirements=list(d.get("unmet_requirements") or []),
         )
+
+
+class EventRecord(_Labelled):
+    """What a run reads back about an event once it is recorded: ``require``/``subscribe``
+    gates, the summary, ``--last-run`` and a nested apply's counts. Its flags, counters
+    and errors, without the properties, status and check output of the full event (a
+    store keeps these instead of every event when nothing will serialise them)."""
+
+    __slots__ = ("type", "name", "alias", "provider", "event_id", "timestamp_ns", "duration_ns",
+                 "errors", "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements",
+                 "health_checks")
+
+    def __init__(self, event: TransactionEvent) -> None:
+        self.type = event.type
+        self.name = event.name
+        self.alias = event.alias
+        self.provider = event.provider
+        self.event_id = event.event_id
+        self.timestamp_ns = event.timestamp_ns
+        self.duration_ns = event.duration_ns
+        self.errors: Tuple[str, ...] = tuple(event.errors) if event.errors else ()
+        self.changed = event.changed
+        self.refreshed = event.refreshed
+        self.failed = event.failed
+        self.skipped = event.skipped
+        self.noop = event.noop
+        self.unmet_requirements: Tuple[str, ...] = tuple(event.unmet_requirements) if event.unmet_requirements else ()
+        self.health_checks: Tuple[HealthCheckResult, ...] = tuple(
+            HealthCheckResult(h.status, h.tries, "", h.name) for h in event.health_checks) if event.health_checks else ()
+
+    def __repr__(self) -> str:
+        return f"EventRecord({self.ref}, failed={self.failed}, changed={self.changed})"
+
+
+RecordedEvent = Union[TransactionEvent, EventRecord]   # what a session store keeps of an event
 
 
 @dataclass

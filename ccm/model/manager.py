@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
-from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
+from ccm.model.events import RecordedEvent, ResourceState, SessionSummary, TransactionEvent
 from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 
@@ -44,11 +44,13 @@ class SessionView(Protocol):
 
     def is_failed(self, ref: str) -> bool: ...
 
-    def events_for(self, type_name: str, name: str) -> List[TransactionEvent]: ...
+    def events_for(self, type_name: str, name: str) -> List[RecordedEvent]: ...
 
     def should_refresh(self, refs: Sequence[str]) -> bool: ...
 
-    def record(self, event: TransactionEvent) -> None: ...
+    def record(self, event: TransactionEvent) -> Any:
+        """Store ``event``; returns what the store keeps of it (the event or its ``EventRecord``)."""
+        ...
 
     def summary(self) -> SessionSummary: ...
 
@@ -63,13 +65,13 @@ class ChildRun:
     """What a nested manifest run produced: its events, or why it could not load or run."""
 
     resource_count: int
-    events: List[TransactionEvent]
+    events: List[RecordedEvent]
     load_error: str
     run_error: str
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
 
-    def __init__(self, resource_count: int = 0, events: Optional[List[TransactionEvent]] = None,
+    def __init__(self, resource_count: int = 0, events: Optional[List[RecordedEvent]] = None,
                  load_error: str = "", run_error: str = "") -> None:
         self.resource_count = resource_count
         self.events = [] if events is None else events

@@ -20,6 +20,10 @@ class Provider(Protocol):
 
 
 class ProviderFactory(Protocol):
+    """Optional attribute ``manageable_is_constant = True``: ``is_manageable`` gives the
+    same answer for every resource, host state and facts, so the registry may remember
+    which factory it chose for the type instead of asking again per resource."""
+
     type_name: str
     name: str
 

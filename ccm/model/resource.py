@@ -115,8 +115,13 @@ class Properties:
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
+        values = self.values
         for f in self.fields:
-            v = self.values.get(f.key)
+            v = values.get(f.key)
+            if v is None:   # most fields of most resources: only always_emit ones appear
+                if f.always_emit:
+                    out[f.key] = ""
+                continue
             if f.redact is not None and not is_empty(v):
                 v = f.redact(v)
             if f.always_emit:

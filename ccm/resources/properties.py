@@ -6,7 +6,7 @@ rendered in the right phase (parse time or deferred), and the type's own rules r
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
@@ -34,6 +34,21 @@ def coerce(f: Field, v: Any) -> Any:
     return f.kind.coerce(v, f.key)
 
 
+_INDEX: Dict[int, Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...]]] = {}
+
+
+def _field_index(fields: Tuple[Field, ...]) -> Tuple[Dict[str, Field], Tuple[Field, ...]]:
+    """(key -> field, fields with a default) of a field tuple, built once per tuple (a
+    type's ``all_fields`` is one shared tuple) instead of once per resource."""
+    hit = _INDEX.get(id(fields))
+    if hit is None or hit[0] is not fields:
+        hit = (fields, {f.key: f for f in fields}, tuple(f for f in fields if f.default is not None))
+        if len(_INDEX) > 256:
+            _INDEX.clear()
+        _INDEX[id(fields)] = hit
+    return hit[1], hit[2]
+
+
 def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> Properties:
     """Raw mapping -> ``Properties``: unknown keys rejected, kinds checked, defaults set.
 
@@ -45,7 +60,7 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
     if not isinstance(raw, Mapping):
         raise ValidationError(f"properties must be a map, got a {_type_name(raw)}", resource=label)
     fields = spec.all_fields
-    fmap = {f.key: f for f in fields}
+    fmap, defaults = _field_index(fields)
     values: Dict[str, Any] = {}
     try:
         for k, v in raw.items():
@@ -55,8 +70,8 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
             values[k] = coerce(f, v)
     except ValidationError as exc:
         raise exc.with_resource(label or f"{spec.name}#{raw.get('name', '?')}")
-    for f in fields:
-        if values.get(f.key) is None and f.default is not None:
+    for f in defaults:
+        if values.get(f.key) is None:
             values[f.key] = list(f.default) if isinstance(f.default, (list, tuple)) else f.default
     if not values.get("ensure") and spec.default_ensure:
         values["ensure"] = spec.default_ensure
@@ -135,12 +150,14 @@ def render_field(f: Field, value: Any, env: Mapping[str, Any]) -> Any:
 
 def render_phase(props: Properties, env: Mapping[str, Any], phase: str) -> None:
     """Render every field of ``phase`` (PARSE or DEFERRED) in place."""
+    values = props.values
     for f in props.fields:
         if f.template != phase:
             continue
-        v = props.values.get(f.key)
-        if v is not None:
-            props.values[f.key] = render_field(f, v, env)
+        v = values.get(f.key)
+        if v is None or (type(v) is str and "{{" not in v and "${" not in v):
+            continue   # a plain string renders as itself (``_render_str``)
+        values[f.key] = render_field(f, v, env)
 
 
 def _strings_of(value: Any):

@@ -13,14 +13,15 @@ import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ccm.model.errors import SessionError
-from ccm.model.events import SessionStartEvent, SessionSummary, TransactionEvent
+from ccm.model.events import EventRecord, RecordedEvent, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
 
-Event = Union[TransactionEvent, SessionStartEvent]
+Recorded = RecordedEvent
+Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
 RefKey = Tuple[str, str]
 
 
-def index_keys(event: TransactionEvent) -> List[RefKey]:
+def index_keys(event: Recorded) -> List[RefKey]:
     """The ``(type, name-or-alias)`` keys a ``type#x`` lookup finds ``event`` under."""
     keys = [(event.type, event.name)]
     if event.alias and event.alias != event.name:
@@ -32,9 +33,20 @@ class SessionStore:
     def __init__(self) -> None:
         self.listeners: List[Callable[[TransactionEvent], None]] = []
         self._lock = threading.RLock()
+        # False: keep an ``EventRecord`` (flags, counters, errors) of each recorded event
+        # instead of the event itself, for runs where nothing serialises recorded events
+        # (``ccm apply`` without ``--json``): a large manifest's events hold its content.
+        self.keep_events = True
+
+    def kept(self, event: Event) -> Event:
+        """What this store keeps in memory of ``event``."""
+        if self.keep_events or not isinstance(event, TransactionEvent):
+            return event
+        return EventRecord(event)
 
     # storage primitives, implemented by subclasses
-    def _append(self, event: Event) -> None:
+    def _append(self, event: Event) -> Event:
+        """Store ``event``; returns what is kept of it in memory (``kept``)."""
         raise NotImplementedError
 
     def all_events(self) -> List[Event]:
@@ -47,7 +59,8 @@ class SessionStore:
         raise NotImplementedError
 
     # shared behaviour
-    def record(self, event: TransactionEvent) -> None:
+    def record(self, event: TransactionEvent) -> Event:
+        """Store ``event`` (listeners see it first); returns what the store kept of it."""
         if not event.type or not event.name:
             raise SessionError("cannot record an event without a type and name")
         for listener in self.listeners:
@@ -56,21 +69,21 @@ class SessionStore:
             except Exception:  # metrics must never break a run
                 pass
         with self._lock:
-            self._append(event)
+            return self._append(event)
 
-    def transaction_events(self) -> List[TransactionEvent]:
-        return [e for e in self.all_events() if isinstance(e, TransactionEvent)]
+    def transaction_events(self) -> List[Recorded]:
+        return [e for e in self.all_events() if not isinstance(e, SessionStartEvent)]
 
-    def events_for(self, type_name: str, name: str) -> List[TransactionEvent]:
+    def events_for(self, type_name: str, name: str) -> List[Recorded]:
         return [e for e in self.transaction_events()
                 if e.type == type_name and (e.name == name or (e.alias and e.alias == name))]
 
-    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         """The newest event ``type#name`` finds; stores with an index answer from it."""
         events = self.events_for(type_name, name)
         return events[-1] if events else None
 
-    def last_event(self, ref: str) -> TransactionEvent:
+    def last_event(self, ref: str) -> Recorded:
         t, n = parse_ref(ref)
         event = self._last_for(t, n)
         if event is None:
@@ -95,15 +108,17 @@ class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
-        self._last: Dict[RefKey, TransactionEvent] = {}
+        self._last: Dict[RefKey, Recorded] = {}
 
-    def _append(self, event: Event) -> None:
-        self._events.append(event)
-        if isinstance(event, TransactionEvent):
-            for key in index_keys(event):
-                self._last[key] = event
+    def _append(self, event: Event) -> Event:
+        kept = self.kept(event)
+        self._events.append(kept)
+        if not isinstance(kept, SessionStartEvent):
+            for key in index_keys(kept):
+                self._last[key] = kept
+        return kept
 
-    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
             return self._last.get((type_name, name))
 

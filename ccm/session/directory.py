@@ -23,9 +23,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import SessionError
-from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, SessionStartEvent,
+from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, RefKey, SessionStore, index_keys
+from ccm.session import Event, Recorded, RefKey, SessionStore, index_keys
+from ccm.session.watch import IN_CREATE, IN_MOVED_TO, DirWatch
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
@@ -77,8 +78,10 @@ class DirectoryStore(SessionStore):
         self.directory = os.path.abspath(os.path.normpath(directory))
         self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
         self._seen: Set[str] = set()  # names of the listing already accounted for
-        self._last: Dict[RefKey, TransactionEvent] = {}
+        self._last: Dict[RefKey, Recorded] = {}
         self._newest: Tuple[int, str] = (-1, "")
+        self._watch: Optional[DirWatch] = None   # changes since the last listing (Linux)
+        self._unreadable = False   # the last listing left event files to retry
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         if not check_store(self.directory):
@@ -96,7 +99,7 @@ class DirectoryStore(SessionStore):
             self._append(start)
         return start
 
-    def _append(self, event: Event) -> None:
+    def _append(self, event: Event) -> Event:
         if not is_ksuid(event.event_id):
             raise SessionError(f"invalid event ID: {event.event_id!r}")
         check_store(self.directory, must_exist=True)
@@ -104,6 +107,8 @@ class DirectoryStore(SessionStore):
         from ccm import fsafe
         from ccm.redact import scrub_known
 
+        if isinstance(event, EventRecord):
+            raise TypeError("a session store writes whole events, not EventRecords")
         data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
 
         try:
@@ -111,7 +116,9 @@ class DirectoryStore(SessionStore):
                 fh.write(data)
         except OSError as exc:
             raise SessionError(f"cannot write to session store {self.directory}: {exc.strerror or exc}") from None
-        self._remember(name, event)
+        kept = self.kept(event)
+        self._remember(name, kept)
+        return kept
 
     def _sweep(self) -> None:
         from ccm import fsafe
@@ -180,15 +187,41 @@ class DirectoryStore(SessionStore):
         return [e for _, _, e in loaded]
 
     # The lookup index. Event files are immutable once renamed into place (unique names,
-    # written once), so each is parsed at most once; every lookup still lists the
-    # directory, so events other processes add or delete are seen exactly as before.
+    # written once), so each is parsed at most once. A lookup lists the directory again
+    # unless the inotify watch shows that only this store's own writes happened since the
+    # last listing, so events other processes add or delete are seen exactly as before.
+    def _only_our_writes(self) -> bool:
+        """True when, since the last listing, the directory only gained the event files
+        this store wrote (or changed entries that are not events): listing it again would
+        change nothing. Without a working watch (or with files to retry): False."""
+        if self._watch is None or self._unreadable:
+            return False
+        changes = self._watch.changes()
+        if changes is None:
+            self._watch = None
+            return False
+        for mask, name in changes:
+            if not name.endswith(".event"):
+                continue   # temp files and strangers: never events
+            if mask & (IN_CREATE | IN_MOVED_TO):
+                if name not in self._known:
+                    return False
+            elif name in self._seen:   # removed or renamed away
+                return False
+        return True
+
     def _sync_index(self) -> None:
+        if self._only_our_writes():
+            return
+        if self._watch is None:   # watch first, then list: no change falls in between
+            self._watch = DirWatch.open(self.directory)
         try:
             names = set(os.listdir(self.directory))
         except FileNotFoundError:
             names = set()
         except OSError as exc:
             raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
+        self._unreadable = False
         if names == self._seen:  # the common case: nothing but our own writes since last time
             return
         rebuild = False
@@ -205,6 +238,8 @@ class DirectoryStore(SessionStore):
                 self._known[name] = item
                 self._seen.add(name)
                 added.append(item)
+            else:
+                self._unreadable = True
         added.sort(key=lambda t: (t[0], t[1]))
         if rebuild or (added and (added[0][0], added[0][1]) < self._newest):
             self._rebuild_index()  # not a plain append: replay everything in order
@@ -221,12 +256,12 @@ class DirectoryStore(SessionStore):
 
     def _index_add(self, item: Loaded) -> None:
         order, event_id, event = item
-        if isinstance(event, TransactionEvent):
+        if not isinstance(event, SessionStartEvent):
             for key in index_keys(event):
                 self._last[key] = event
         self._newest = max(self._newest, (order, event_id))
 
-    def _last_for(self, type_name: str, name: str) -> Optional[TransactionEvent]:
+    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
             self._sync_index()
             return self._last.get((type_name, name))

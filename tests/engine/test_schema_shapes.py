@@ -32,3 +32,37 @@ def test_shape_key_masks_free_strings_only():
     assert schema._shape_key("file", base) != schema._shape_key("exec", base)
     reordered = dict(reversed(list(base.items())))
     assert schema._shape_key("file", base) == schema._shape_key("file", reordered)
+
+
+REFS = ["file#/a", "file#/b", "exec#x", "File#/a", "file#", "#x", "file/a", "file#/a\n", "{{ x }}", "${ y }",
+        "file#{{ x }}", "", "package#ccm test"]
+
+
+def test_pattern_only_lists_share_a_shape_exactly_when_every_item_gets_the_same_verdict():
+    """``require``/``subscribe``/``environment`` items are constrained by patterns only, so
+    lists whose items match the same patterns share a shape; one representative's verdict
+    must then be every member's (checked against jsonschema itself)."""
+    validator = schema._validator("manifest.json")
+
+    def ok(type_name, key, value):
+        props = {"name": "x", "ensure": "present", key: value}
+        if type_name == "exec":
+            props["name"] = "/bin/true"
+        doc = {"ccm": {"resources": [{type_name: props}]}}
+        return not list(validator.iter_errors(doc))
+
+    assert set(schema._pattern_lists("exec")) >= {"require", "subscribe", "environment"}
+    for type_name, key in (("file", "require"), ("exec", "subscribe"), ("service", "subscribe"),
+                           ("exec", "environment")):
+        values = [[r] for r in REFS + ["A=1", "A=", "a b=1", "_X=y\n"]]
+        values += [list(p) for p in itertools.product(REFS[:4] + REFS[8:10], repeat=2)]
+        by_key = {}
+        for v in values:
+            base = {"name": "x", "ensure": "present", key: v}
+            by_key.setdefault(schema._shape_key(type_name, base), []).append(v)
+        assert len(by_key) < len(values)
+        for members in by_key.values():
+            verdicts = {ok(type_name, key, v) for v in members}
+            assert len(verdicts) == 1, (type_name, key, members)
+        short, longer = {key: ["file#/a"]}, {key: ["file#/a", "file#/a"]}
+        assert schema._shape_key(type_name, short) != schema._shape_key(type_name, longer)

@@ -193,3 +193,83 @@ def test_rfc3339_matches_datetime_formatting():
         want = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         want += ("." + f"{frac:09d}".rstrip("0") if frac else "") + "Z"
         assert rfc3339(ns) == want and rfc3339(ns) == want  # again: from the one-entry cache
+
+
+@pytest.mark.parametrize("kind", ["memory", "directory"])
+def test_stores_keeping_records_answer_as_with_whole_events(tmp_path, kind):
+    """``keep_events = False`` (``ccm apply`` without ``--json``): the store keeps each
+    event's flags, counters and errors only, and every lookup, the summary and the
+    --last-run failures are what they are with the whole events kept."""
+    from ccm.lastrun import LastRun
+
+    def recorded():
+        return [event("a", alias="x", changed=True, timestamp_ns=2_000_000_000),
+                event("b", failed=True, errors=["boom"], properties={"content": "big" * 1000},
+                      health_checks=[HealthCheckResult(status=2, output="crit"), HealthCheckResult(status=0)],
+                      timestamp_ns=2_000_000_001),
+                event("c", skipped=True, unmet_requirements=["file#b"], timestamp_ns=2_000_000_002),
+                event("d", refreshed=True, noop=True, changed=True, duration_ns=5, timestamp_ns=2_000_000_003)]
+
+    answers = []
+    for keep in (True, False):
+        store = (MemoryStore() if kind == "memory"
+                 else DirectoryStore(str(tmp_path / f"store-{keep}")))
+        store.keep_events = keep
+        store.start_session()
+        kept = [store.record(e) for e in recorded()]
+        assert all(isinstance(k, TransactionEvent) == keep for k in kept)
+        summary = store.summary().to_dict()
+        summary.pop("start_time"), summary.pop("total_duration")
+        run = LastRun(manifest="m")
+        run.finish(1, events=store.transaction_events() if kind == "memory" else kept)
+        answers.append((summary, run.failed,
+                        [store.is_failed(r) for r in ("file#a", "file#x", "file#b", "file#c", "file#d")],
+                        store.should_refresh(["file#a"]), store.should_refresh(["file#b"]),
+                        [(e.name, e.noop, e.changed) for e in store.events_for("file", "x")],
+                        [k.label for k in kept], [k.ref for k in kept]))
+    assert answers[0] == answers[1]
+    assert answers[1][0]["health_check_critical_count"] == 1
+    assert answers[1][1] == [{"resource": "file#b", "errors": ["boom"]}]
+
+
+def test_directory_store_lists_again_only_after_foreign_changes(tmp_path, monkeypatch):
+    """With an inotify watch, lookups after this store's own writes answer from the index;
+    a file another writer adds, a torn file, a deletion or the directory being replaced
+    make the next lookup list the directory (and see the change)."""
+    import ccm.session.directory as d
+    from ccm.session.watch import DirWatch
+
+    if DirWatch.open(str(tmp_path)) is None:
+        pytest.skip("no inotify here")
+    listings = []
+    real = os.listdir
+    store_dir = str(tmp_path / "s")
+    monkeypatch.setattr(d.os, "listdir", lambda p: (p == store_dir and listings.append(p)) or real(p))
+    mine, theirs = DirectoryStore(str(tmp_path / "s")), DirectoryStore(str(tmp_path / "s"))
+    mine.start_session()
+    mine.record(event("a"))
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 1
+    for name in "bcd":
+        mine.record(event(name, changed=True))
+        assert mine.should_refresh([f"file#{name}"]) is True
+    assert len(listings) == 1   # only our own writes since: no listing
+    theirs.record(event("a", changed=True))
+    assert mine.should_refresh(["file#a"]) is True and len(listings) == 2
+    torn = tmp_path / "s" / f"{new_ksuid()}.event"
+    torn.write_text("{")
+    assert mine.should_refresh(["file#b"]) is True and len(listings) == 3
+    assert mine.should_refresh(["file#b"]) is True and len(listings) == 4   # retried while torn
+    torn.unlink()
+    newest_a = [p for p in (tmp_path / "s").iterdir() if '"changed": true' in p.read_text()
+                and '"name": "a"' in p.read_text()]
+    newest_a[0].unlink()
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 5
+    assert mine.should_refresh(["file#a"]) is False and len(listings) == 5
+    for p in (tmp_path / "s").iterdir():
+        p.unlink()
+    (tmp_path / "s").rmdir()
+    with pytest.raises(SessionError, match="no events found for file#a"):
+        mine.last_event("file#a")
+    (tmp_path / "s").mkdir()
+    theirs.record(event("a", changed=True))
+    assert mine.should_refresh(["file#a"]) is True

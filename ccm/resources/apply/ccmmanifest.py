@@ -60,6 +60,7 @@ class ManifestProvider:
 class ManifestFactory:
     type_name = "apply"
     name = "ccmmanifest"
+    manageable_is_constant = True   # is_manageable: always (True, 1)
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)

@@ -89,6 +89,7 @@ class ShellExecProvider(_ExecProvider):
 class PosixFactory:
     type_name = "exec"
     name = "posix"
+    manageable_is_constant = True   # is_manageable: always (True, 1)
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)

@@ -40,39 +40,37 @@ class PosixFileProvider:
         self._batch = batch
 
     def status(self, path: str) -> ResourceState:
-        meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}}
-        state = ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         staged = self._batch.staged(path) if self._batch is not None else None
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
-            meta.update({"owner": "", "group": "", "mode": "", "mtime": rfc3339(0)})
-            return state
+            meta: Dict[str, Any] = {"name": path, "provider": self.name, "extended": {}, "owner": "",
+                                    "group": "", "mode": "", "mtime": rfc3339(0)}
+            return ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         except OSError as exc:
             raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
+        # the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
+        meta = {"name": path}
+        ensure = "present"   # a fifo, socket or device too: no checksum, content differs
+        if stat.S_ISDIR(st.st_mode):
+            ensure = "directory"
+        elif stat.S_ISREG(st.st_mode):
+            if staged is not None:
+                meta["checksum"] = staged.checksum
+            else:
+                try:
+                    meta["checksum"] = sha256_file(path)
+                except OSError as exc:
+                    raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
         meta["owner"] = user_name(st.st_uid)
         meta["group"] = group_name(st.st_gid)
         meta["mode"] = format_mode(st.st_mode)
+        meta["provider"] = self.name
         meta["mtime"] = rfc3339(st.st_mtime_ns)
         if st.st_size:
             meta["size"] = st.st_size
-        if stat.S_ISDIR(st.st_mode):
-            state.ensure = "directory"
-        elif not stat.S_ISREG(st.st_mode):
-            state.ensure = "present"   # a fifo, socket or device: no checksum, content differs
-        elif staged is not None:
-            state.ensure = "present"
-            meta["checksum"] = staged.checksum
-        else:
-            state.ensure = "present"
-            try:
-                meta["checksum"] = sha256_file(path)
-            except OSError as exc:
-                raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
-        # keep the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
-        order = ("name", "checksum", "owner", "group", "mode", "provider", "mtime", "size", "extended")
-        state.extra["metadata"] = {k: meta[k] for k in order if k in meta}
-        return state
+        meta["extended"] = {}
+        return ResourceState(type="file", name=path, ensure=ensure, extra={"metadata": meta})
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)
@@ -131,6 +129,7 @@ class PosixFileProvider:
 class PosixFactory:
     type_name = "file"
     name = "posix"
+    manageable_is_constant = True   # is_manageable: always (True, 1)
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)

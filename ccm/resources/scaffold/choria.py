@@ -388,6 +388,7 @@ class ChoriaScaffoldProvider:
 class ChoriaFactory:
     type_name = "scaffold"
     name = "choria"
+    manageable_is_constant = True   # is_manageable: always (True, 1)
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)
