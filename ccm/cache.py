@@ -3,12 +3,14 @@
 What: small files under ``$CCM_CACHE_DIR``, else ``/var/cache/ccm`` for root, else
 ``$XDG_CACHE_HOME/ccm`` (``~/.cache/ccm``). Guarantees: the directory is used only when
 it is ours and not writable by group or others, entries are only read when owned by us,
-writes are atomic (temp file + rename), and any problem means "no cache" — callers then
+writes are atomic (``ccm.fsafe.atomic_replace``: temp file, fsync, rename, never through
+a symlink), and any problem means "no cache" — callers then
 do the work again. Not: a place for anything a run depends on for correctness.
 """
 from __future__ import annotations
 
 import os
+import stat
 from typing import Optional
 
 
@@ -22,8 +24,8 @@ def directory() -> Optional[str]:
         base = os.path.join(home, "ccm")
     try:
         os.makedirs(base, mode=0o700, exist_ok=True)
-        st = os.stat(base)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        st = os.lstat(base)   # a symlink is not our directory, whoever it points to
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
             return None
     except OSError:
         return None
@@ -56,34 +58,25 @@ def read(name: str) -> Optional[bytes]:
 def write(name: str, data: bytes, *, keep: Optional[int] = None, prefix: str = "") -> None:
     """Store ``data`` under ``name``; with ``keep``, only the newest ``keep`` entries whose
     names start with ``prefix`` survive."""
+    from ccm.fsafe import atomic_replace
+    from ccm.model.errors import CCMError
+
     base = directory()
     if not base:
         return
-    import tempfile
-
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=base)
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_replace(os.path.join(base, name), mode=0o600) as fh:
             fh.write(data)
-        os.rename(tmp, os.path.join(base, name))
-        tmp = None
         if keep is not None:
             _prune(base, prefix, keep)
-    except OSError:
+    except (OSError, CCMError):   # CCMError: fsafe refused a symlink on the way
         pass
-    finally:
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _prune(base: str, prefix: str, keep: int) -> None:
     entries = []
     for n in os.listdir(base):
-        if n.startswith(prefix) and not n.startswith(".tmp-"):
+        if n.startswith(prefix):
             try:
                 entries.append((os.stat(os.path.join(base, n)).st_mtime, n))
             except OSError:

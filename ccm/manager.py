@@ -267,7 +267,7 @@ class Manager:
         from ccm.apply.manifest import load_manifest
 
         return load_manifest(source, self, hiera_source=hiera, overriding_data=overriding_data,
-                             deny_apply=deny_apply, checksum=checksum)
+                             deny_apply=deny_apply, checksum=checksum, plan_cache=True)
 
     def execute(self, manifest: "Manifest", *, health_check_only: bool = False,
                 nested: bool = False) -> "ExecutionResult":

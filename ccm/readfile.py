@@ -66,7 +66,11 @@ def read_bytes(path: str, what: str = "file", *, limit: Optional[int] = None) ->
     fd = open_regular(path, what)
     with os.fdopen(fd, "rb") as fh:
         try:
-            data = fh.read(limit + 1)
+            # a buffer of the file's size, not of the limit (64 MiB per read otherwise)
+            want = min(limit, os.fstat(fd).st_size) + 1
+            data = fh.read(want)
+            if len(data) == want and want <= limit:   # it grew since: read on to the limit
+                data += fh.read(limit + 1 - want)
         except OSError as exc:
             raise ReadError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(data) > limit:

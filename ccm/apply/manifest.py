@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
-from ccm import yamlio
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
 from ccm.model.resource import Properties, is_templated
@@ -21,6 +20,8 @@ MAX_DEPTH = 10
 
 
 class ResourceEntry:
+    __slots__ = ("index", "spec", "props")   # one per resource: no __dict__ each
+
     index: int          # 1-based position of the list item (before flattening)
     spec: Any
     props: Properties
@@ -57,14 +58,13 @@ class Manifest:
     fail_on_error: bool
     pre_message: str
     post_message: str
-    document: Dict[str, Any]
     tmpdir: Optional[str]             # remote bundles: removed by cleanup()
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
 
     def __init__(self, source: str, path: str, directory: str, data: Dict[str, Any], resources: List[ResourceEntry],
                  fail_on_error: bool = False, pre_message: str = "", post_message: str = "",
-                 document: Optional[Dict[str, Any]] = None, tmpdir: Optional[str] = None) -> None:
+                 tmpdir: Optional[str] = None) -> None:
         self.source = source
         self.path = path
         self.directory = directory
@@ -73,23 +73,22 @@ class Manifest:
         self.fail_on_error = fail_on_error
         self.pre_message = pre_message
         self.post_message = post_message
-        self.document = {} if document is None else document
         self.tmpdir = tmpdir
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__qualname__}(source={self.source!r}, path={self.path!r}, "
                 f"directory={self.directory!r}, data={self.data!r}, resources={self.resources!r}, "
                 f"fail_on_error={self.fail_on_error!r}, pre_message={self.pre_message!r}, "
-                f"post_message={self.post_message!r}, document={self.document!r}, tmpdir={self.tmpdir!r})")
+                f"post_message={self.post_message!r}, tmpdir={self.tmpdir!r})")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
         o: Manifest = other  # type: ignore[assignment]
         mine = (self.source, self.path, self.directory, self.data, self.resources, self.fail_on_error,
-                self.pre_message, self.post_message, self.document, self.tmpdir)
+                self.pre_message, self.post_message, self.tmpdir)
         theirs = (o.source, o.path, o.directory, o.data, o.resources, o.fail_on_error, o.pre_message,
-                  o.post_message, o.document, o.tmpdir)
+                  o.post_message, o.tmpdir)
         return mine == theirs
 
     def cleanup(self) -> None:
@@ -114,13 +113,20 @@ def _locate(source: str, manager: Any, checksum: Optional[str] = None) -> Tuple[
     return open_source(source, base_dir=manager.working_dir or os.getcwd(), checksum=wanted)
 
 
-def _read_document(path: str) -> Tuple[Dict[str, Any], str]:
+def _read_text(path: str) -> str:
     from ccm.readfile import read_text
 
     try:
-        text = read_text(path, "manifest")
+        return read_text(path, "manifest")
     except ValidationError as exc:
         raise ManifestError(str(exc)) from None
+
+
+def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any], str]:
+    from ccm import yamlio
+
+    if text is None:
+        text = _read_text(path)
     try:
         doc = yamlio.load_cached(text, source=path)
     except yamlio.YAMLError as exc:
@@ -429,6 +435,8 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
         raise ManifestError(f"{path}: {exc}") from None
     if not rendered.strip():
         raise ManifestError("resources jet template produced no output, check for syntax errors")
+    from ccm import yamlio
+
     try:
         return yamlio.load(rendered, source=f"{path} (rendered)")
     except yamlio.YAMLError as exc:
@@ -437,58 +445,30 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
 
 def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = None,
                   overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
-                  schema: Optional[bool] = None, checksum: Optional[str] = None) -> Manifest:
+                  schema: Optional[bool] = None, checksum: Optional[str] = None,
+                  plan_cache: bool = False) -> Manifest:
     """Resolve ``source`` completely. Sets the manager's data and working directory.
-    ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
+    ``checksum`` (``sha256:HEX``) must match the bundle or manifest file. With
+    ``plan_cache``, a manifest without templates that was loaded before with the same
+    bytes, build, settings and resolved data comes from ``ccm.apply.plancache``."""
     path, shown, tmpdir = _locate(source, manager, checksum)
     try:
-        doc, text = _read_document(path)
-        text_of_document = text
-        directory = os.path.dirname(path)
-        manager.working_dir = directory
-        data = _resolve_data(manager, doc, text, path, hiera_source=hiera_source, overriding_data=overriding_data)
-        manager.set_data(data)
-        ccm_block = doc.get("ccm") or {}
-        items = ccm_block.get("resources")
-        if ccm_block.get("resources_jet_file"):
-            items = _jet_resources(manager, ccm_block["resources_jet_file"], directory)
-        env = manager.lazy_template_environment()
-        messages = {}
-        for key in ("post_message", "pre_message"):
-            text = ccm_block.get(key) or ""
-            if not is_templated(text):
-                messages[key] = text
-                continue
-            try:
-                from ccm.templates import render_string
-
-                messages[key] = render_string(text, env)
-            except TemplateError as exc:
-                raise ManifestError(f"{path}: invalid {key} template: {exc}") from None
-        try:
-            flat = flatten(items, manager.registry)
-        except ManifestError as exc:
-            raise ManifestError(_in_file(path, str(exc))) from None
-        built, problems = build_entries(manager, flat, env)
-        problems += check_duplicates(built, flat, text_of_document)
-        problems += check_references(built, manager.session, flat)
-        if problems:
-            raise ManifestProblems([_in_file(path, p) for p in problems])
-        entries = [e for e in built if e is not None]
-        if deny_apply and any(e.props.type_name == "apply" for e in entries):
-            raise ManifestError(f"{path}: apply resources are denied")
         if schema is None:
             schema = os.environ.get("NO_SCHEMA_VALIDATION") != "1"
-        if schema:
-            from ccm.apply.schema import validate_manifest
+        text = _read_text(path)
+        plan_key = None
+        if plan_cache and tmpdir is None:
+            from ccm.apply import plancache
 
-            validate_manifest(doc, data, entries, ccm_block, path)
-        if not items:
-            raise ManifestError(f"{path}: manifest must contain resources")
-        return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
-                        fail_on_error=bool(ccm_block.get("fail_on_error")),
-                        pre_message=messages.get("pre_message", ""),
-                        post_message=messages.get("post_message", ""), document=doc, tmpdir=tmpdir)
+            plan_key = plancache.key(manager, path, text, deny_apply=deny_apply, schema=schema)
+            if plan_key:
+                cached = _from_plan(plan_key, manager, path, shown, text, hiera_source=hiera_source,
+                                    overriding_data=overriding_data)
+                if cached is not None:
+                    return cached
+        return _load_in_full(manager, path, shown, text, tmpdir, hiera_source=hiera_source,
+                             overriding_data=overriding_data, deny_apply=deny_apply, schema=schema,
+                             plan_key=plan_key)
     except BaseException:
         if tmpdir:
             import shutil
@@ -497,11 +477,110 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
         raise
 
 
+def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,
+               hiera_source: Optional[str], overriding_data: Optional[Mapping[str, Any]]) -> Optional[Manifest]:
+    """The manifest from its stored plan when the resolved data is the one it was
+    validated with; None means loading in full."""
+    from ccm.apply import plancache
+
+    plan = plancache.read(plan_key)
+    if plan is None:
+        return None
+    directory = os.path.dirname(path)
+    manager.working_dir = directory
+    data = _resolve_data(manager, plan.hiera, text, path, hiera_source=hiera_source,
+                         overriding_data=overriding_data)
+    if plancache.data_digest(data) != plan.digest:
+        return None
+    try:
+        entries = plan.entries(manager)
+    except Exception:   # a type the registry no longer has, a damaged value: load in full
+        return None
+    manager.set_data(data)
+    return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
+                    fail_on_error=plan.fail_on_error, pre_message=plan.pre_message,
+                    post_message=plan.post_message)
+
+
+def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Optional[str], *,
+                  hiera_source: Optional[str], overriding_data: Optional[Mapping[str, Any]],
+                  deny_apply: bool, schema: bool, plan_key: Optional[str]) -> Manifest:
+    doc, text = _read_document(path, text)
+    text_of_document = text
+    directory = os.path.dirname(path)
+    manager.working_dir = directory
+    data = _resolve_data(manager, doc, text, path, hiera_source=hiera_source, overriding_data=overriding_data)
+    manager.set_data(data)
+    ccm_block = doc.get("ccm") or {}
+    items = ccm_block.get("resources")
+    if ccm_block.get("resources_jet_file"):
+        items = _jet_resources(manager, ccm_block["resources_jet_file"], directory)
+    env = manager.lazy_template_environment()
+    messages = {}
+    for key in ("post_message", "pre_message"):
+        text = ccm_block.get(key) or ""
+        if not is_templated(text):
+            messages[key] = text
+            continue
+        try:
+            from ccm.templates import render_string
+
+            messages[key] = render_string(text, env)
+        except TemplateError as exc:
+            raise ManifestError(f"{path}: invalid {key} template: {exc}") from None
+    try:
+        flat = flatten(items, manager.registry)
+    except ManifestError as exc:
+        raise ManifestError(_in_file(path, str(exc))) from None
+    built, problems = build_entries(manager, flat, env)
+    problems += check_duplicates(built, flat, text_of_document)
+    problems += check_references(built, manager.session, flat)
+    if problems:
+        raise ManifestProblems([_in_file(path, p) for p in problems])
+    entries = [e for e in built if e is not None]
+    if deny_apply and any(e.props.type_name == "apply" for e in entries):
+        raise ManifestError(f"{path}: apply resources are denied")
+    if schema:
+        from ccm.apply.schema import validate_manifest
+
+        validate_manifest(doc, data, entries, ccm_block, path)
+    if not items:
+        raise ManifestError(f"{path}: manifest must contain resources")
+    manifest = Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
+                        fail_on_error=bool(ccm_block.get("fail_on_error")),
+                        pre_message=messages.get("pre_message", ""),
+                        post_message=messages.get("post_message", ""), tmpdir=tmpdir)
+    if plan_key and _plan_cacheable(ccm_block, flat, entries):
+        from ccm.apply import plancache
+
+        plancache.write(plan_key, hiera={k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc},
+                        data=data, fail_on_error=manifest.fail_on_error, pre_message=manifest.pre_message,
+                        post_message=manifest.post_message, entries=entries)
+    return manifest
+
+
+def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
+                    entries: List[ResourceEntry]) -> bool:
+    """No template in the resources or messages (their values would depend on facts and
+    data), and every reference resolved inside the manifest (not the session store)."""
+    from ccm.apply.plancache import templated_anywhere
+
+    if ccm_block.get("resources_jet_file"):
+        return False
+    if any(is_templated(ccm_block.get(k) or "") for k in ("pre_message", "post_message")):
+        return False
+    if any(templated_anywhere(raw) for _i, _t, raw in flat):
+        return False
+    return not check_references(list(entries), None, flat)
+
+
 def render_manifest(manifest: Manifest) -> str:
     """``ccm apply --render``: the resolved manifest as YAML (manifest.md §--render)."""
     resources = [{e.props.type_name: e.props.to_dict()} for e in manifest.resources]
     doc = {"ccm": {"fail_on_error": manifest.fail_on_error, "resources": resources},
            "data": _sorted(manifest.data)}
+    from ccm import yamlio
+
     # Map keys sorted, except property sets, which keep their declared field order.
     return yamlio.dump(doc, sort_keys=False)
 

@@ -1,0 +1,248 @@
+"""Compiled plans: an unchanged manifest whose resources hold no template is not loaded
+and validated again on every cron run.
+
+What: after a full load succeeds, the validated resources (type, list index, property
+values), the messages, ``fail_on_error`` and the manifest's ``data``/``hierarchy``/
+``overrides`` are stored in ccm's private cache (``ccm.cache``: ours, 0700, entries owned
+by us, no symlinks, written atomically through ``ccm.fsafe``) under a key made of
+
+* the build (``ccm.buildinfo.build_id``; from a source tree, a digest of the path, size
+  and mtime of every source file of ccm) and the interpreter (``sys.version``: marshal's format and PyYAML's behaviour);
+* the manifest's path and the sha256 of its bytes (a manifest has no includes: nested
+  ``apply`` manifests, ``source`` files and ``--hiera`` data are read by their own steps);
+* what else decides validation: ``deny_apply``, schema validation on/off, the resource
+  types registered and the extra template functions of the manager.
+
+A later load reads the entry, resolves the Hiera data again from the stored document
+(facts, ``--hiera`` and a parent manifest's data included, exactly as a full load does)
+and uses the stored plan only when the digest of that data equals the one the plan was
+validated with: changed data, a changed manifest or another build means a full load.
+Facts need no place in the key: without templates no property depends on them, and the
+data that does is resolved on every run.
+
+Cached only: a local manifest file (not a bundle or URL), no ``resources_jet_file``, no
+template anywhere in the resources or messages, every ``require``/``subscribe`` naming a
+resource of the same manifest (not the session store), property values of plain data
+only. The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
+references: the same value always gives the same bytes) of plain data: loading it never
+runs code. Anything unexpected in an entry (truncated, corrupt, foreign, another key)
+means a full load, never an error. Not: a place for anything a run depends on.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from functools import lru_cache
+from typing import Any, Dict, List, Optional, Tuple
+
+from ccm.digest import sha256
+from ccm.model.resource import Properties, is_templated
+from ccm.model.textint import TextInt
+
+MAGIC = b"ccm-plan 1\n"
+PREFIX = "plan-"
+KEEP = 64              # entries kept (one per manifest path and content)
+_MARSHAL_VERSION = 2   # no FLAG_REF: the bytes depend on the value only
+
+_TEXTINT = "\x00ccm:TextInt"
+_TUPLE = "\x00ccm:tuple"
+
+
+class Uncacheable(Exception):
+    """A value a plan cannot hold as plain data."""
+
+
+@lru_cache(maxsize=None)
+def build_digest() -> str:
+    """The running build: the pyz's build id, else the digest of ccm's source files."""
+    from ccm.buildinfo import build_id
+
+    bid = build_id()
+    if bid:
+        return "pyz:" + bid
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the ccm package
+    listing = []   # every source file's path, size and mtime: an edit changes the build
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                full = os.path.join(top, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    return ""   # cannot tell which code this is: no caching
+                listing.append(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}")
+    return "src:" + sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# --- plain data <-> marshal -------------------------------------------------------------
+
+def encode(value: Any) -> Any:
+    """``value`` as marshal-able plain data; ``TextInt`` and tuples become tagged lists.
+    Raises ``Uncacheable`` for anything but None, bool, int, float, str, bytes, list,
+    tuple, dict, set and frozenset."""
+    kind = type(value)
+    if kind in (str, int, bool, float, bytes) or value is None:
+        return value
+    if kind is list:
+        return [encode(v) for v in value]
+    if kind is dict:
+        return {encode(k): encode(v) for k, v in value.items()}
+    if kind is TextInt:
+        return (_TEXTINT, int(value), value.text)
+    if kind is tuple:
+        return (_TUPLE, [encode(v) for v in value])
+    if kind in (set, frozenset):
+        out = {encode(v) for v in value}
+        return out if kind is set else frozenset(out)
+    raise Uncacheable(kind.__name__)
+
+
+def _tagged(value: Any) -> bool:
+    """Whether ``encode(value)`` holds a tag (so ``decode`` must walk it)."""
+    kind = type(value)
+    if kind is tuple:
+        return True
+    if kind is list or kind in (set, frozenset):
+        return any(_tagged(v) for v in value)
+    if kind is dict:
+        return any(_tagged(k) or _tagged(v) for k, v in value.items())
+    return False
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is its own encoding (no copy needed): nothing but str, int,
+    bool, float, None, bytes, lists and dicts."""
+    kind = type(value)
+    if kind in (str, int, bool, float, bytes) or value is None:
+        return True
+    if kind is list:
+        return all(_plain(v) for v in value)
+    if kind is dict:
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return False
+
+
+def decode(value: Any) -> Any:
+    kind = type(value)
+    if kind is tuple:
+        if value[0] == _TEXTINT:
+            return TextInt(value[1], value[2])
+        return tuple(decode(v) for v in value[1])
+    if kind is list:
+        return [decode(v) for v in value]
+    if kind is dict:
+        return {decode(k): decode(v) for k, v in value.items()}
+    if kind in (set, frozenset):
+        out = {decode(v) for v in value}
+        return out if kind is set else frozenset(out)
+    return value
+
+
+def data_digest(data: Any) -> Optional[str]:
+    """The sha256 of resolved data, or None when it is not plain data."""
+    try:
+        return str(sha256(marshal.dumps(encode(data), _MARSHAL_VERSION)).hexdigest())
+    except (Uncacheable, ValueError, TypeError):   # TypeError: a tuple key holding a list
+        return None
+
+
+# --- keys and entries ----------------------------------------------------------------------
+
+def key(manager: Any, path: str, text: str, *, deny_apply: bool, schema: bool) -> Optional[str]:
+    """The entry name for this manifest and run settings, or None (no caching)."""
+    build = build_digest()
+    if not build:
+        return None
+    parts = [MAGIC.decode(), build, sys.version, path,
+             sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+             f"deny_apply={bool(deny_apply)}", f"schema={bool(schema)}",
+             ",".join(manager.registry.type_names()),
+             ",".join(sorted(getattr(manager, "template_functions", {}) or {}))]
+    return PREFIX + str(sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest())
+
+
+class Plan:
+    """A stored plan: what ``load_manifest`` needs to rebuild the ``Manifest``."""
+
+    def __init__(self, hiera: Dict[str, Any], digest: str, fail_on_error: bool, pre_message: str,
+                 post_message: str, resources: List[Tuple[int, str, Any, bool]]) -> None:
+        self.hiera = hiera
+        self.digest = digest
+        self.fail_on_error = fail_on_error
+        self.pre_message = pre_message
+        self.post_message = post_message
+        self.resources = resources
+
+    def entries(self, manager: Any) -> List[Any]:
+        from ccm.apply.manifest import ResourceEntry
+
+        out = []
+        for index, type_name, values, tagged in self.resources:
+            spec = manager.spec(type_name)
+            out.append(ResourceEntry(index, spec, Properties(type_name, decode(values) if tagged else values,
+                                                             spec.all_fields)))
+        return out
+
+
+def read(name: str) -> Optional[Plan]:
+    """The plan stored under ``name``; None for a missing, foreign or damaged entry."""
+    from ccm import cache
+
+    raw = cache.read(name)
+    if raw is None or not raw.startswith(MAGIC):
+        return None
+    head = len(MAGIC)
+    digest, payload = raw[head:head + 64], memoryview(raw)[head + 65:]
+    if raw[head + 64:head + 65] != b"\n" or sha256(payload).hexdigest().encode() != digest:
+        return None
+    try:
+        stored = marshal.loads(payload)
+        stored_name, hiera, data_sha, fail_on_error, pre, post, resources = stored
+        if stored_name != name or not isinstance(resources, list) or not isinstance(data_sha, str):
+            return None
+        plan = Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources)
+        for index, type_name, values, tagged in resources:
+            if not (isinstance(index, int) and isinstance(type_name, str) and isinstance(values, dict)):
+                return None
+        return plan
+    except Exception:   # corrupt beyond the digest (another Python's marshal): load in full
+        return None
+
+
+def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, pre_message: str,
+          post_message: str, entries: List[Any]) -> None:
+    """Store the plan of a manifest just loaded in full (nothing when it cannot be)."""
+    from ccm import cache
+
+    digest = data_digest(data)
+    if digest is None:
+        return
+    try:
+        resources = []
+        for e in entries:
+            if _plain(e.props.values):   # the common case: marshal it as it is
+                resources.append((e.index, e.props.type_name, e.props.values, False))
+                continue
+            values = encode(e.props.values)
+            resources.append((e.index, e.props.type_name, values, _tagged(values)))
+        payload = marshal.dumps((name, encode(hiera), digest, bool(fail_on_error), pre_message, post_message,
+                                 resources), _MARSHAL_VERSION)
+    except (Uncacheable, ValueError, TypeError):
+        return
+    cache.write(name, MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload,
+                keep=KEEP, prefix=PREFIX)
+
+
+def templated_anywhere(value: Any, depth: int = 0) -> bool:
+    """Whether a template hides anywhere in ``value`` (strings, map keys, nested)."""
+    if isinstance(value, str):
+        return is_templated(value)
+    if depth > 100:
+        return True
+    if isinstance(value, dict):
+        return any(templated_anywhere(k, depth + 1) or templated_anywhere(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(templated_anywhere(v, depth + 1) for v in value)
+    return False
