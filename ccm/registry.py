@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from ccm.log import internal
 from ccm.model.errors import NoSuitableProvider, ValidationError
 from ccm.model.resource import COMMON_FIELDS, Field, Properties, TypeLogic
+from ccm.model.value import ValueObject
 
 log = internal("ccm.registry")
 
@@ -27,7 +28,7 @@ class DuplicateProvider(ValueError):
     pass
 
 
-class TypeSpec:
+class TypeSpec(ValueObject):
     """Everything ccm knows about one resource type, declared in one place."""
 
     name: str
@@ -53,7 +54,11 @@ class TypeSpec:
     _logic_class: Tuple[str, Any]
     _all_fields: Tuple[Any, Tuple[Field, ...]]
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = (
+        "name", "fields", "logic", "providers", "validate", "default_ensure", "prepare", "supports_status",
+        "status_unsupported_message", "deferred_placeholders", "status_name", "cli_help", "cli_aliases",
+        "cli_flags",
+    )
 
     def __init__(self, name: str, fields: Tuple[Field, ...], logic: str, providers: Dict[str, str],
                  validate: Optional[Callable[[Properties], None]] = None, default_ensure: Optional[str] = None,
@@ -77,26 +82,6 @@ class TypeSpec:
         self.cli_flags = cli_flags
         self._logic_class = ("", None)
         self._all_fields = (None, ())
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(name={self.name!r}, fields={self.fields!r}, logic={self.logic!r}, "
-                f"providers={self.providers!r}, validate={self.validate!r}, default_ensure={self.default_ensure!r}, "
-                f"prepare={self.prepare!r}, supports_status={self.supports_status!r}, "
-                f"status_unsupported_message={self.status_unsupported_message!r}, "
-                f"deferred_placeholders={self.deferred_placeholders!r}, status_name={self.status_name!r}, "
-                f"cli_help={self.cli_help!r}, cli_aliases={self.cli_aliases!r}, cli_flags={self.cli_flags!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: TypeSpec = other  # type: ignore[assignment]
-        mine = (self.name, self.fields, self.logic, self.providers, self.validate, self.default_ensure,
-                self.prepare, self.supports_status, self.status_unsupported_message, self.deferred_placeholders,
-                self.status_name, self.cli_help, self.cli_aliases, self.cli_flags)
-        theirs = (o.name, o.fields, o.logic, o.providers, o.validate, o.default_ensure, o.prepare,
-                  o.supports_status, o.status_unsupported_message, o.deferred_placeholders, o.status_name,
-                  o.cli_help, o.cli_aliases, o.cli_flags)
-        return mine == theirs
 
     def new_logic(self) -> TypeLogic[Any]:
         path, cls = self._logic_class

@@ -14,13 +14,14 @@ from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
+from ccm.model.value import ValueObject
 from ccm.report import log_event
 from ccm.resources import base
 
 log = internal("ccm.apply")
 
 
-class ExecutionResult:
+class ExecutionResult(ValueObject):
     # each event as the session store kept it (the event, or its EventRecord when the
     # store's ``keep_events`` is off), or the event itself when recording it failed
     events: List[RecordedEvent]
@@ -28,7 +29,7 @@ class ExecutionResult:
     terminated: bool
     interrupted: bool           # a SIGINT/SIGTERM/SIGHUP stopped the run (ccm.interrupt)
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("events", "summary", "terminated", "interrupted")
 
     def __init__(self, events: Optional[List[RecordedEvent]] = None, summary: Optional[SessionSummary] = None,
                  terminated: bool = False, interrupted: bool = False) -> None:
@@ -36,18 +37,6 @@ class ExecutionResult:
         self.summary = SessionSummary() if summary is None else summary
         self.terminated = terminated
         self.interrupted = interrupted
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(events={self.events!r}, summary={self.summary!r}, "
-                f"terminated={self.terminated!r}, interrupted={self.interrupted!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: ExecutionResult = other  # type: ignore[assignment]
-        mine = (self.events, self.summary, self.terminated, self.interrupted)
-        theirs = (o.events, o.summary, o.terminated, o.interrupted)
-        return mine == theirs
 
     @property
     def failed(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
 from ccm.model.resource import Properties, is_templated
+from ccm.model.value import ValueObject
 
 log = internal("ccm.apply")
 
@@ -19,37 +20,26 @@ CCM_KEYS = ("resources", "resources_jet_file", "fail_on_error", "pre_message", "
 MAX_DEPTH = 10
 
 
-class ResourceEntry:
+class ResourceEntry(ValueObject):
     __slots__ = ("index", "spec", "props")   # one per resource: no __dict__ each
 
     index: int          # 1-based position of the list item (before flattening)
     spec: Any
     props: Properties
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("index", "spec", "props")
 
     def __init__(self, index: int, spec: Any, props: Properties) -> None:
         self.index = index
         self.spec = spec
         self.props = props
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(index={self.index!r}, spec={self.spec!r}, props={self.props!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: ResourceEntry = other  # type: ignore[assignment]
-        mine = (self.index, self.spec, self.props)
-        theirs = (o.index, o.spec, o.props)
-        return mine == theirs
-
     @property
     def label(self) -> str:
         return self.props.resource_id
 
 
-class Manifest:
+class Manifest(ValueObject):
     source: str                       # what logs and metrics show (credentials redacted)
     path: str
     directory: str
@@ -60,7 +50,10 @@ class Manifest:
     post_message: str
     tmpdir: Optional[str]             # remote bundles: removed by cleanup()
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = (
+        "source", "path", "directory", "data", "resources", "fail_on_error", "pre_message", "post_message",
+        "tmpdir",
+    )
 
     def __init__(self, source: str, path: str, directory: str, data: Dict[str, Any], resources: List[ResourceEntry],
                  fail_on_error: bool = False, pre_message: str = "", post_message: str = "",
@@ -74,22 +67,6 @@ class Manifest:
         self.pre_message = pre_message
         self.post_message = post_message
         self.tmpdir = tmpdir
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(source={self.source!r}, path={self.path!r}, "
-                f"directory={self.directory!r}, data={self.data!r}, resources={self.resources!r}, "
-                f"fail_on_error={self.fail_on_error!r}, pre_message={self.pre_message!r}, "
-                f"post_message={self.post_message!r}, tmpdir={self.tmpdir!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: Manifest = other  # type: ignore[assignment]
-        mine = (self.source, self.path, self.directory, self.data, self.resources, self.fail_on_error,
-                self.pre_message, self.post_message, self.tmpdir)
-        theirs = (o.source, o.path, o.directory, o.data, o.resources, o.fail_on_error, o.pre_message,
-                  o.post_message, o.tmpdir)
-        return mine == theirs
 
     def cleanup(self) -> None:
         if self.tmpdir:

@@ -14,6 +14,7 @@ import re
 from typing import List, Optional, Tuple
 
 from ccm.log import internal
+from ccm.model.value import ValueObject
 
 log = internal("ccm.data.annotations")
 
@@ -24,7 +25,7 @@ SENSITIVE = "sensitive"
 _BLOCK_SCALAR = re.compile(r"^(?:[&!]\S*\s+)*[|>][-+0-9]*$")
 
 
-class Rule:
+class Rule(ValueObject):
     """One annotation: ``kind`` is ``require`` or ``validate`` (with ``expression``)."""
 
     key: str
@@ -32,7 +33,7 @@ class Rule:
     expression: Optional[str]
     line: Optional[int]
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("key", "kind", "expression", "line")
 
     def __init__(self, key: str, kind: str, expression: Optional[str] = None, line: Optional[int] = None) -> None:
         self.key = key
@@ -40,17 +41,7 @@ class Rule:
         self.expression = expression
         self.line = line
 
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(key={self.key!r}, kind={self.kind!r}, "
-                f"expression={self.expression!r}, line={self.line!r})")
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: Rule = other  # type: ignore[assignment]
-        mine = (self.key, self.kind, self.expression, self.line)
-        theirs = (o.key, o.kind, o.expression, o.line)
-        return mine == theirs
 
 
 def _indent(line: str) -> int:

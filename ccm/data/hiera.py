@@ -22,6 +22,7 @@ from ccm.data.annotations import REQUIRE, VALIDATE, Rule, parse_annotations
 from ccm.data.merge import deep_merge, shallow_merge
 from ccm.model.errors import ValidationError
 from ccm.model.resource import is_templated
+from ccm.model.value import ValueObject
 
 __all__ = ["Rule", "Resolution", "resolve", "validate_rules", "normalize_numbers", "looks_like_json"]
 
@@ -29,11 +30,11 @@ _INT64_MIN = -(2 ** 63)
 _INT64_MAX = 2 ** 63 - 1
 
 
-class Resolution:
+class Resolution(ValueObject):
     data: Dict[str, Any]
     rules: List[Rule]
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("data", "rules")
 
     def __init__(self, data: Dict[str, Any], rules: Optional[List[Rule]] = None) -> None:
         self.data = data
@@ -42,13 +43,6 @@ class Resolution:
     def __repr__(self) -> str:
         return f"{self.__class__.__qualname__}(data={self.data!r}, rules={self.rules!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: Resolution = other  # type: ignore[assignment]
-        mine = (self.data, self.rules)
-        theirs = (o.data, o.rules)
-        return mine == theirs
 
 
 def looks_like_json(text: str) -> bool:
@@ -69,8 +63,6 @@ def normalize_numbers(value: Any) -> Any:
     if isinstance(value, list):
         return [normalize_numbers(v) for v in value]
     return value
-
-
 
 class _LazyEnv:
     """Builds the facts-only template environment on first use: literal documents

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 from ccm.model.events import RecordedEvent, ResourceState, SessionSummary, TransactionEvent
 from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
+from ccm.model.value import ValueObject
 
 
 class UserLog(Protocol):
@@ -61,7 +62,7 @@ class ProviderSelector(Protocol):
     def select(self, type_name: str, facts: Mapping[str, Any], props: Any) -> Any: ...
 
 
-class ChildRun:
+class ChildRun(ValueObject):
     """What a nested manifest run produced: its events, or why it could not load or run."""
 
     resource_count: int
@@ -69,7 +70,7 @@ class ChildRun:
     load_error: str
     run_error: str
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("resource_count", "events", "load_error", "run_error")
 
     def __init__(self, resource_count: int = 0, events: Optional[List[RecordedEvent]] = None,
                  load_error: str = "", run_error: str = "") -> None:
@@ -77,19 +78,6 @@ class ChildRun:
         self.events = [] if events is None else events
         self.load_error = load_error
         self.run_error = run_error
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(resource_count={self.resource_count!r}, events={self.events!r}, "
-                f"load_error={self.load_error!r}, run_error={self.run_error!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: ChildRun = other  # type: ignore[assignment]
-        mine = (self.resource_count, self.events, self.load_error, self.run_error)
-        theirs = (o.resource_count, o.events, o.load_error, o.run_error)
-        return mine == theirs
-
 
 class NestedApply(Protocol):
     """Run a child manifest one level deeper in the same session.

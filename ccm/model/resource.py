@@ -17,6 +17,7 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
                              POST_LIST as POST_LIST, REGISTRATIONS as REGISTRATIONS, STR as STR,
                              STR_LIST as STR_LIST, STR_MAP as STR_MAP)
 from ccm.model.kinds import Kind, kind_named
+from ccm.model.value import ValueObject
 
 if TYPE_CHECKING:
     from ccm.model.manager import ChildRun, NestedApply, UserLog
@@ -136,7 +137,7 @@ class Properties:
         return f"Properties({self.type_name}, {self.values!r})"
 
 
-class Plan:
+class Plan(ValueObject):
     """What a type decided to do. No actions means the resource is stable."""
 
     actions: Tuple[str, ...]
@@ -145,7 +146,7 @@ class Plan:
     reason: str
     params: Dict[str, Any]
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = ("actions", "noop_message", "refresh", "reason", "params")
 
     def __init__(self, actions: Tuple[str, ...] = (), noop_message: str = "", refresh: bool = False,
                  reason: str = "", params: Optional[Dict[str, Any]] = None) -> None:
@@ -154,18 +155,6 @@ class Plan:
         self.refresh = refresh
         self.reason = reason
         self.params = {} if params is None else params
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(actions={self.actions!r}, noop_message={self.noop_message!r}, "
-                f"refresh={self.refresh!r}, reason={self.reason!r}, params={self.params!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: Plan = other  # type: ignore[assignment]
-        mine = (self.actions, self.noop_message, self.refresh, self.reason, self.params)
-        theirs = (o.actions, o.noop_message, o.refresh, o.reason, o.params)
-        return mine == theirs
 
     @property
     def stable(self) -> bool:

@@ -5,6 +5,8 @@ import functools
 import os
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
 
+from ccm.model.value import ValueObject
+
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.
 BASE_PATH = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin"
@@ -52,7 +54,7 @@ def find_command(executable: str, search_path: Optional[str] = None) -> Optional
     return None
 
 
-class CommandResult:
+class CommandResult(ValueObject):
     argv: Sequence[str]
     stdout: str
     stderr: str
@@ -64,7 +66,10 @@ class CommandResult:
 
     redactions: Sequence[str]                                   # secrets to hide in shown output
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, like the dataclass it was
+    _value_fields = (
+        "argv", "stdout", "stderr", "exit_code", "error", "duration_ns", "timed_out", "extra", "redactions",
+    )
+    _repr_fields = ("argv", "stdout", "stderr", "exit_code", "error", "duration_ns", "timed_out", "extra")
 
     def __init__(self, argv: Sequence[str], stdout: str = "", stderr: str = "", exit_code: int = 0,
                  error: Optional[str] = None, duration_ns: int = 0, timed_out: bool = False,
@@ -78,21 +83,6 @@ class CommandResult:
         self.timed_out = timed_out
         self.extra = {} if extra is None else extra
         self.redactions = redactions
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(argv={self.argv!r}, stdout={self.stdout!r}, stderr={self.stderr!r}, "
-                f"exit_code={self.exit_code!r}, error={self.error!r}, duration_ns={self.duration_ns!r}, "
-                f"timed_out={self.timed_out!r}, extra={self.extra!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        o: CommandResult = other  # type: ignore[assignment]
-        mine = (self.argv, self.stdout, self.stderr, self.exit_code, self.error, self.duration_ns, self.timed_out,
-                self.extra, self.redactions)
-        theirs = (o.argv, o.stdout, o.stderr, o.exit_code, o.error, o.duration_ns, o.timed_out, o.extra,
-                  o.redactions)
-        return mine == theirs
 
     @property
     def ok(self) -> bool:
