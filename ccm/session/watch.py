@@ -27,6 +27,7 @@ IN_MOVE_SELF = 0x800
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000   # a symlink swapped in at the path is not watched through
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = getattr(os, "O_CLOEXEC", 0o2000000)
 WATCHED = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
@@ -73,7 +74,7 @@ class DirWatch:
         fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
             return None
-        if lib.inotify_add_watch(fd, os.fsencode(directory), WATCHED | IN_ONLYDIR) < 0:
+        if lib.inotify_add_watch(fd, os.fsencode(directory), WATCHED | IN_ONLYDIR | IN_DONT_FOLLOW) < 0:
             os.close(fd)
             return None
         return cls(fd)
