@@ -88,7 +88,7 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
 
     result = ExecutionResult()
     saved_log, saved_hc = manager.user_log, manager.health_check_only
-    saved_cache, saved_batch = manager.run_cache, getattr(manager, "write_batch", None)
+    saved_cache, saved_batch = manager.run_cache, manager.write_batch
     manager.user_log = ulog
     manager.health_check_only = health_check_only or saved_hc
     if not nested:   # prefetching providers batch their status queries through it

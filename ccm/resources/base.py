@@ -78,8 +78,8 @@ def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     cache = manager.run_cache   # optional provider capability: prefetching
     if cache is not None and hasattr(provider, "use_run_cache"):
         provider.use_run_cache(cache)
-    batch = getattr(manager, "write_batch", None)   # optional capability: batched durable writes
-    if batch is not None and hasattr(provider, "use_write_batch"):
+    batch = manager.write_batch   # set by the apply flow while a batch may take this write
+    if batch is not None and hasattr(provider, "use_write_batch"):   # optional capability
         provider.use_write_batch(batch)
     return factory, provider
 
