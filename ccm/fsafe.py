@@ -223,6 +223,14 @@ def set_attributes(path: str, uid: Optional[int], gid: Optional[int], mode: Opti
             os.close(fd)
 
 
+def open_temp(dfd: int, name: str) -> Tuple[str, int]:
+    """A new temp file for ``name`` in the directory ``dfd``: ``O_EXCL | O_NOFOLLOW``, 0600
+    (its name and a write descriptor)."""
+    tmp = temp_name(name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    return tmp, os.open(tmp, flags, 0o600, dir_fd=dfd)
+
+
 @contextmanager
 def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Optional[int] = None,
                    ) -> Iterator[IO[bytes]]:
@@ -235,9 +243,7 @@ def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Opti
     """
     with parent_of(path) as (dfd, name):
         sweep_stale(dfd)
-        tmp = temp_name(name)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
+        tmp, fd = open_temp(dfd, name)
         done = False
         try:
             with os.fdopen(fd, "wb") as out:
@@ -400,9 +406,7 @@ class DurableBatch:
         if path in self._by_path:
             raise ProviderError(f"{path}: already staged in this batch")
         dfd = self._dir(parent or "/")
-        tmp = temp_name(name)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
+        tmp, fd = open_temp(dfd, name)
         write = StagedWrite(path, dfd, name, tmp, fd)
         ok = False
         try:
