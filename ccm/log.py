@@ -167,14 +167,30 @@ def socket_timeout() -> type:
     return socket.timeout
 
 
-def _to_syslog(level: int, text: str) -> None:
+def to_syslog(level: int, text: str) -> None:
+    """Copy one rendered line to ``--syslog`` (nothing when it is off)."""
     sink = _state["syslog"]
     if sink is not None:
         sink.send(level, text)
 
 
+def syslog_active() -> bool:
+    return _state["syslog"] is not None
+
+
+def write_line(stream: TextIO, line: str) -> None:
+    """Write one whole line under the output lock (lines of threads never interleave)."""
+    with _lock:
+        stream.write(line)
+        stream.flush()
+
+
 def user_level() -> int:
     return int(_state["user_level"])
+
+
+def internal_level() -> int:
+    return int(_state["internal_level"])
 
 
 def quiet() -> bool:
@@ -217,7 +233,7 @@ def _emit_internal(record: "logging.LogRecord") -> None:
         parts.append(f'{k}="{text}"' if (" " in text or not text) else f"{k}={text}")
     line = " ".join(parts)
     levelno = min(record.levelno, ERROR)
-    _to_syslog(levelno, line)
+    to_syslog(levelno, line)
     if levelno < _state["internal_level"]:
         return
     with _lock:
@@ -335,7 +351,7 @@ class UserLogger:
         text = message
         if items:
             text += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
-        _to_syslog(level, text)
+        to_syslog(level, text)
         if self.quiet or level < self.level:
             return
         tag = _TAGS.get(level, "INFO ")

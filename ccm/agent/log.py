@@ -27,17 +27,15 @@ class LogfmtLogger(UserLogger):
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": items})
         shown = not self.quiet and level >= self.level
-        if not shown and ccmlog._state["syslog"] is None:
+        if not shown and not ccmlog.syslog_active():
             return
         fields = " ".join([f"level={LEVEL_LABELS.get(level, 'INFO')}", f"msg={_quote(message)}"]
                           + [f"{k}={_quote(render_value(v))}" for k, v in items])
-        ccmlog._to_syslog(level, fields)
+        ccmlog.to_syslog(level, fields)
         if not shown:
             return
         ts = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        with ccmlog._lock:
-            self.stream.write(f"time={ts} {fields}\n")
-            self.stream.flush()
+        ccmlog.write_line(self.stream, f"time={ts} {fields}\n")
 
 
 def make_logger(level_name: str, *, debug: bool = False, info: bool = False,

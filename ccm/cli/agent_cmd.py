@@ -36,9 +36,8 @@ def run(argv: List[str]) -> int:
     if args.check:
         print(f"{args.config}: configuration ok")
         return 0
-    level = ccmlog._state["user_level"]
-    log = make_logger(cfg.log_level, debug=level == ccmlog.DEBUG,
-                      info=ccmlog._state["internal_level"] == ccmlog.INFO)
+    log = make_logger(cfg.log_level, debug=ccmlog.user_level() == ccmlog.DEBUG,
+                      info=ccmlog.internal_level() == ccmlog.INFO)
     agent = Agent(cfg, log, nats_context=args.context)
 
     # Handlers only record the signal: the main thread acts on it, so a handler never
