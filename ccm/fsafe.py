@@ -372,11 +372,17 @@ class DurableBatch:
     def full(self) -> bool:
         return len(self.writes) >= self.limit
 
+    @property
+    def has_open_dirs(self) -> bool:
+        return bool(self._dirs)
+
     def staged(self, path: str) -> Optional[StagedWrite]:
         return self._by_path.get(path)
 
     def conflicts(self, path: str) -> bool:
         """Whether ``path`` is, holds or lies under a staged target (order would show)."""
+        if not self._by_path:   # nothing staged (every resource of a steady run)
+            return False
         if path in self._by_path or path in self._ancestors:
             return True
         parent = os.path.dirname(path)

@@ -116,6 +116,17 @@ class RunBatch:
         t = props.type_name
         return f"{t}#{props.name}" in self._depended or bool(props.alias and f"{t}#{props.alias}" in self._depended)
 
+    def passes(self) -> bool:
+        """True when nothing is held and the resource just run staged nothing: the engine
+        settles its event at once, which is all a flush of it alone would do (a steady
+        run's resources take this path)."""
+        fs = self.fs
+        if self.pending or fs.writes:
+            return False
+        if fs.has_open_dirs:   # a stage that failed after opening its directory
+            fs.close()
+        return True
+
     def hold(self, event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
         """Take the event of the resource just run; True when it may stay held (it staged
         a write and nothing forces the batch to end), False when the engine must flush."""

@@ -143,7 +143,7 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 result.interrupted = True
                 if not any(interrupt.message() in e for e in event.errors):
                     event.fail(interrupt.message())
-            if batch is None:
+            if batch is None or batch.passes():
                 if settle(event, props, interrupted):
                     break
             elif not batch.hold(event, props, interrupted) and drain():

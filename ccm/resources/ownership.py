@@ -19,8 +19,26 @@ from ccm.model.errors import ProviderError, ValidationError
 CHUNK = 1 << 20
 
 
+_parsed_modes: Dict[Tuple[type, Any], int] = {}   # valid modes seen (a run has a handful)
+
+
 def parse_mode(mode: Union[str, int], *, field: str = "mode") -> int:
     """``"644"``, ``"0644"``, ``"0o644"`` and 644-as-YAML-int all mean 0o644."""
+    key = (type(mode), mode)   # the type too: True == 1 but is no mode
+    try:
+        return _parsed_modes[key]
+    except (KeyError, TypeError):
+        pass
+    value = _parse_mode(mode, field)
+    if len(_parsed_modes) < 256:
+        try:
+            _parsed_modes[key] = value
+        except TypeError:   # unhashable: not remembered
+            pass
+    return value
+
+
+def _parse_mode(mode: Union[str, int], field: str) -> int:
     if isinstance(mode, bool):
         raise ValidationError(f"mode {mode!r} is not a valid octal number", field=field)
     text = str(mode).strip()
@@ -60,8 +78,7 @@ class _IdCache:
         self._maps: Dict[str, Dict[Any, Any]] = {"uid": {}, "gid": {}, "user": {}, "group": {}}
 
     def lookup(self, kind: str, key: Any, find: Callable[[Any], Any]) -> Any:
-        with self._lock:
-            cached = self._maps[kind].get(key)
+        cached = self._maps[kind].get(key)   # one dict read is atomic: no lock (every resource asks)
         if cached is not None:
             return cached
         try:
@@ -135,12 +152,41 @@ def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
     return uid, gid
 
 
-def sha256_file(path: str) -> str:
+def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes] = None,
+                expect_sha256: str = "") -> str:
+    """The sha256 hex digest of the file at ``path``.
+
+    ``size``: its size from a ``stat`` just made (saves an ``fstat``). ``expect`` and
+    ``expect_sha256``: bytes the file is expected to hold and their digest (a file
+    resource's desired content); while the file's bytes equal them nothing is hashed,
+    and a file equal to them returns ``expect_sha256`` as it is (one ``read`` for a file
+    of up to 64 KiB that matches its ``size``).
+    """
     from ccm.digest import sha256
 
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)   # what open(path, "rb") does, unbuffered
     try:
-        h = sha256(size_hint=os.fstat(fd).st_size)
+        if size is None:
+            size = os.fstat(fd).st_size
+        h = None
+        if expect is not None and expect_sha256 and size == len(expect):
+            view = memoryview(expect)
+            done = 0
+            while True:
+                want = min(size - done + 1, 1 << 16)   # below malloc's mmap threshold, unlike CHUNK
+                chunk = os.read(fd, want)
+                if not chunk:
+                    return expect_sha256 if done == size else str(sha256(expect[:done]).hexdigest())
+                if view[done:done + len(chunk)] != chunk:
+                    h = sha256(size_hint=size)
+                    h.update(view[:done])
+                    h.update(chunk)
+                    break
+                done += len(chunk)
+                if done == size and len(chunk) < want:   # a short read at the stat size: EOF
+                    return expect_sha256
+        if h is None:
+            h = sha256(size_hint=size)
         while True:
             chunk = os.read(fd, 1 << 16)   # below malloc's mmap threshold, unlike CHUNK
             if not chunk:

@@ -5,6 +5,7 @@ import os
 import stat
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
+from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
@@ -120,13 +121,14 @@ class FileProvider(Protocol):
     """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
 
     ``status`` reports ensure ``present``/``directory``/``absent`` with metadata ``owner``,
-    ``group``, ``mode``, ``mtime``, ``size`` and the content checksum; ``store`` writes
-    atomically.
+    ``group``, ``mode``, ``mtime``, ``size`` and the content checksum (given the desired
+    ``content`` and its ``checksum``, it may compare the file's bytes with them instead of
+    hashing it); ``store`` writes atomically.
     """
 
     name: str
 
-    def status(self, path: str) -> ResourceState: ...
+    def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState: ...
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None: ...
 
@@ -140,16 +142,25 @@ class FileProvider(Protocol):
 
 class FileLogic(TypeLogic[FileProvider]):
     def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
-        state = provider.status(props.name)
-        if props.ensure != "absent" and manages_content(props) and props.ensure != "directory":
-            state.internal["desired_checksum"] = desired_checksum(props, ctx.working_dir)
-            if (ctx.noop and state.ensure == "present"
-                    and state.metadata.get("checksum", "") != state.internal["desired_checksum"]):
-                change = content_change(props, props.name, ctx.working_dir)
-                if _is_sensitive(props):
-                    change.pop("diff", None)
-                    change["sensitive"] = True
-                state.internal["content_change"] = change
+        ensure = props.ensure
+        content = props["content"]
+        if ensure == "absent" or ensure == "directory" or not manages_content(props):
+            return provider.status(props.name)
+        if content is not None:   # the provider compares the file with it instead of hashing the file
+            data = str(content).encode("utf-8")
+            checksum = sha256_hex(data)
+            state = provider.status(props.name, data, checksum)
+            wanted: Optional[str] = checksum
+        else:
+            state = provider.status(props.name)
+            wanted = desired_checksum(props, ctx.working_dir)
+        state.internal["desired_checksum"] = wanted
+        if ctx.noop and state.ensure == "present" and state.metadata.get("checksum", "") != wanted:
+            change = content_change(props, props.name, ctx.working_dir)
+            if _is_sensitive(props):
+                change.pop("diff", None)
+                change["sensitive"] = True
+            state.internal["content_change"] = change
         return state
 
     def _attribute_changes(self, props: Properties, state: ResourceState) -> List[str]:

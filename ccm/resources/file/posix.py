@@ -39,7 +39,9 @@ class PosixFileProvider:
     def use_write_batch(self, batch: Optional[fsafe.DurableBatch]) -> None:
         self._batch = batch
 
-    def status(self, path: str) -> ResourceState:
+    def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState:
+        """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
+        and their sha256, when known (a file equal to them is compared, not hashed)."""
         staged = self._batch.staged(path) if self._batch is not None else None
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
@@ -59,7 +61,7 @@ class PosixFileProvider:
                 meta["checksum"] = staged.checksum
             else:
                 try:
-                    meta["checksum"] = sha256_file(path)
+                    meta["checksum"] = sha256_file(path, size=st.st_size, expect=content, expect_sha256=checksum)
                 except OSError as exc:
                     raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
         meta["owner"] = user_name(st.st_uid)
