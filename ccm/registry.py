@@ -171,8 +171,12 @@ class Registry:
 
     def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> Any:
         """Pick the provider factory for ``props`` (a forced ``provider`` wins)."""
-        factories = self.factories(type_name)
         forced = props.get("provider")
+        if not forced:   # the remembered choice first: every resource of a large manifest asks
+            chosen = self._constant_choice.get(type_name)
+            if chosen is not None:
+                return chosen
+        factories = self.factories(type_name)
         if forced:
             for f in factories:
                 if f.name == forced:
@@ -182,9 +186,6 @@ class Registry:
                             f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
                     return f
             raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
-        chosen = self._constant_choice.get(type_name)
-        if chosen is not None:
-            return chosen
         candidates = []
         for order, f in enumerate(factories):
             try:

@@ -66,6 +66,22 @@ def is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value is False
 
 
+_EmitPlan = Tuple[Tuple[str, bool, Optional[Callable[[Any], Any]]], ...]
+_EMIT_PLANS: Dict[int, Tuple[Tuple[Field, ...], _EmitPlan]] = {}
+
+
+def _emit_plan(fields: Tuple[Field, ...]) -> _EmitPlan:
+    """(key, always_emit, redact) of each field, once per field tuple (a type's fields are
+    one shared tuple) rather than three attribute reads per field of every event."""
+    hit = _EMIT_PLANS.get(id(fields))
+    if hit is None or hit[0] is not fields:
+        hit = (fields, tuple((f.key, f.always_emit, f.redact) for f in fields))
+        if len(_EMIT_PLANS) > 256:
+            _EMIT_PLANS.clear()
+        _EMIT_PLANS[id(fields)] = hit
+    return hit[1]
+
+
 class Properties:
     """A validated property set of one resource: values keyed by YAML key.
 
@@ -117,20 +133,20 @@ class Properties:
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
         values = self.values
-        for f in self.fields:
-            v = values.get(f.key)
+        for key, always_emit, redact in _emit_plan(self.fields):
+            v = values.get(key)
             if v is None:   # most fields of most resources: only always_emit ones appear
-                if f.always_emit:
-                    out[f.key] = ""
+                if always_emit:
+                    out[key] = ""
                 continue
-            if f.redact is not None and not is_empty(v):
-                v = f.redact(v)
-            if f.always_emit:
-                out[f.key] = "" if v is None else v
-            elif f.key == "content" and v is not None:
-                out[f.key] = v   # an empty content string is meaningful (manage an empty file)
-            elif not is_empty(v):
-                out[f.key] = v
+            if redact is not None and not is_empty(v):
+                v = redact(v)
+            if always_emit:
+                out[key] = "" if v is None else v
+            elif key == "content" and v is not None:
+                out[key] = v   # an empty content string is meaningful (manage an empty file)
+            elif (v != "") if type(v) is str else not is_empty(v):
+                out[key] = v
         return out
 
     def __repr__(self) -> str:

@@ -111,9 +111,11 @@ def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
         health_check_only: bool = False) -> TransactionEvent:
     """Run one resource through the whole flow and return its (unrecorded) event."""
     started = time.monotonic_ns()
-    event = TransactionEvent(type=props.type_name, name=props.name, alias=props.alias,
-                             requested_ensure=props.ensure, health_check_only=health_check_only)
-    user_log = manager.user_log.bind(type=props.type_name, name=props.name)
+    values = props.values
+    type_name, name = props.type_name, values.get("name") or ""
+    event = TransactionEvent(type=type_name, name=name, alias=values.get("alias") or "",
+                             requested_ensure=values.get("ensure") or "", health_check_only=health_check_only)
+    user_log = manager.user_log.bind(type=type_name, name=name)
     try:
         _flow(manager, spec, props, event, health_check_only, user_log)
     except CCMError as exc:
@@ -130,22 +132,22 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
           health_check_only: bool, user_log: UserLog) -> None:
     factory, provider = select_provider(manager, props)
     event.provider = factory.name
+    values = props.values
 
-    env = manager.lazy_template_environment()
-    if not _control_allows(props, env):
+    env = manager.lazy_template_environment()   # built only if a template or expression reads it
+    if values.get("control") and not _control_allows(props, env):
         event.skipped = True
         return
 
     P.render_phase(props, env, DEFERRED)
 
-    unmet = []
-    for ref in props.get("require") or []:
-        if manager.session.is_failed(ref):
-            unmet.append(ref)
-    if unmet:
-        event.skipped = True
-        event.unmet_requirements = unmet
-        return
+    requires = values.get("require")
+    if requires:
+        unmet = [ref for ref in requires if manager.session.is_failed(ref)]
+        if unmet:
+            event.skipped = True
+            event.unmet_requirements = unmet
+            return
 
     logic = spec.new_logic()
     # Nested manifests run their child in health-check-only mode instead of skipping it.
@@ -168,9 +170,9 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
         finally:
             manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
                                     type=props.type_name, provider=factory.name,
-                                    name=props.alias or props.name)
+                                    name=values.get("alias") or values.get("name") or "")
 
-    checks = props.get("health_checks") or []
+    checks = values.get("health_checks")
     if checks:
         from ccm.healthcheck import run_checks
 

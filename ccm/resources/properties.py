@@ -34,18 +34,29 @@ def coerce(f: Field, v: Any) -> Any:
     return f.kind.coerce(v, f.key)
 
 
-_INDEX: Dict[int, Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...]]] = {}
+_Index = Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...], Dict[str, Tuple[Field, ...]]]
+_INDEX: Dict[int, _Index] = {}
 
 
-def _field_index(fields: Tuple[Field, ...]) -> Tuple[Dict[str, Field], Tuple[Field, ...]]:
-    """(key -> field, fields with a default) of a field tuple, built once per tuple (a
-    type's ``all_fields`` is one shared tuple) instead of once per resource."""
+def _index(fields: Tuple[Field, ...]) -> _Index:
+    """(the tuple, key -> field, fields with a default, phase -> its fields) of a field
+    tuple, built once per tuple (a type's ``all_fields`` is one shared tuple) instead of
+    once per resource."""
     hit = _INDEX.get(id(fields))
     if hit is None or hit[0] is not fields:
-        hit = (fields, {f.key: f for f in fields}, tuple(f for f in fields if f.default is not None))
+        phases: Dict[str, Tuple[Field, ...]] = {}
+        for f in fields:
+            phases[f.template] = phases.get(f.template, ()) + (f,)
+        hit = (fields, {f.key: f for f in fields}, tuple(f for f in fields if f.default is not None), phases)
         if len(_INDEX) > 256:
             _INDEX.clear()
         _INDEX[id(fields)] = hit
+    return hit
+
+
+def _field_index(fields: Tuple[Field, ...]) -> Tuple[Dict[str, Field], Tuple[Field, ...]]:
+    """(key -> field, fields with a default) of a field tuple."""
+    hit = _index(fields)
     return hit[1], hit[2]
 
 
@@ -151,9 +162,7 @@ def render_field(f: Field, value: Any, env: Mapping[str, Any]) -> Any:
 def render_phase(props: Properties, env: Mapping[str, Any], phase: str) -> None:
     """Render every field of ``phase`` (PARSE or DEFERRED) in place."""
     values = props.values
-    for f in props.fields:
-        if f.template != phase:
-            continue
+    for f in _index(props.fields)[3].get(phase, ()):
         v = values.get(f.key)
         if v is None or (type(v) is str and "{{" not in v and "${" not in v):
             continue   # a plain string renders as itself (``_render_str``)

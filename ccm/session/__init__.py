@@ -113,9 +113,11 @@ class MemoryStore(SessionStore):
     def _append(self, event: Event) -> Event:
         kept = self.kept(event)
         self._events.append(kept)
-        if not isinstance(kept, SessionStartEvent):
-            for key in index_keys(kept):
-                self._last[key] = kept
+        if not isinstance(kept, SessionStartEvent):   # the keys of index_keys, without a list per event
+            last, type_name, alias = self._last, kept.type, kept.alias
+            last[(type_name, kept.name)] = kept
+            if alias and alias != kept.name:
+                last[(type_name, alias)] = kept
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:

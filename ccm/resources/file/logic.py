@@ -142,21 +142,21 @@ class FileProvider(Protocol):
 
 class FileLogic(TypeLogic[FileProvider]):
     def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
-        ensure = props.ensure
-        content = props["content"]
-        if ensure == "absent" or ensure == "directory" or not manages_content(props):
-            return provider.status(props.name)
+        values = props.values
+        ensure, name, content = values.get("ensure"), values.get("name") or "", values.get("content")
+        if ensure == "absent" or ensure == "directory" or (content is None and not values.get("source")):
+            return provider.status(name)
         if content is not None:   # the provider compares the file with it instead of hashing the file
             data = str(content).encode("utf-8")
             checksum = sha256_hex(data)
-            state = provider.status(props.name, data, checksum)
+            state = provider.status(name, data, checksum)
             wanted: Optional[str] = checksum
         else:
-            state = provider.status(props.name)
+            state = provider.status(name)
             wanted = desired_checksum(props, ctx.working_dir)
         state.internal["desired_checksum"] = wanted
         if ctx.noop and state.ensure == "present" and state.metadata.get("checksum", "") != wanted:
-            change = content_change(props, props.name, ctx.working_dir)
+            change = content_change(props, name, ctx.working_dir)
             if _is_sensitive(props):
                 change.pop("diff", None)
                 change["sensitive"] = True
@@ -185,20 +185,23 @@ class FileLogic(TypeLogic[FileProvider]):
         return changes
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
-        want, have = props.ensure, state.ensure
+        values = props.values
+        want, have = values.get("ensure") or "", state.ensure
         if want == "absent":
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
         meta = state.metadata
-        if want != "directory" and "desired_checksum" in state.internal:
-            wanted = state.internal["desired_checksum"]
+        internal = state.internal
+        if want != "directory" and "desired_checksum" in internal:
+            wanted = internal["desired_checksum"]
             if meta.get("checksum", "") != wanted:
                 return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
-        if not owner_matches(meta.get("owner", ""), props.get("owner")):
-            return False, f"owner mismatch: state={meta.get('owner', '')} requested={props.get('owner')}"
-        if not group_matches(meta.get("group", ""), props.get("group")):
-            return False, f"group mismatch: state={meta.get('group', '')} requested={props.get('group')}"
+        owner, group = props.get("owner"), props.get("group")
+        if not owner_matches(meta.get("owner", ""), owner):
+            return False, f"owner mismatch: state={meta.get('owner', '')} requested={owner}"
+        if not group_matches(meta.get("group", ""), group):
+            return False, f"group mismatch: state={meta.get('group', '')} requested={group}"
         wanted_mode = format_mode(desired_mode(props))
         if meta.get("mode") != wanted_mode:
             return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"

@@ -1,0 +1,115 @@
+"""Steady runs (issue 16): the fast paths of a run that changes nothing give the events
+and lines of the plain flow.
+
+The plain flow is the unbatched one (``CCM_WRITE_BATCH=0``: every event settled as it
+comes, every file hashed); the default flow settles steady events without a batch
+flush and compares files with their desired bytes. Both run the same mixed manifest
+(files in place, a changed, a missing, a wrong-mode and a too-long file, a directory,
+an exec, a failing resource, a source copy) twice, first and steady, and everything but
+ids, times and durations must be equal: every event's wire dict, the summary, the log.
+"""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+
+import pytest
+
+from ccm.apply import execute, load_manifest
+from tests.kit_extra import make_manager, output
+
+ME = pwd.getpwuid(os.getuid()).pw_name
+MYGROUP = grp.getgrgid(os.getgid()).gr_name
+
+
+def _file(path, content=None, *, mode="0644", owner=ME, ensure="present", source=None):
+    lines = [f"    - file:\n        - {path}:\n            ensure: {ensure}\n",
+             f"            owner: {owner}\n            group: {MYGROUP}\n            mode: \"{mode}\"\n"]
+    if content is not None:
+        lines.append(f"            content: {content!r}\n".replace("'", '"'))
+    if source is not None:
+        lines.append(f"            source: {source}\n")
+    return "".join(lines)
+
+
+def _workspace(root):
+    d = root / "d"
+    d.mkdir(parents=True)
+    (d / "same").write_text("same\n")
+    (d / "changed").write_text("old\n")
+    (d / "longer").write_text("desired\nand more\n")
+    (d / "shorter").write_text("des")
+    (d / "mode").write_text("mode\n")
+    os.chmod(d / "mode", 0o600)
+    (d / "src").write_text("copied\n")
+    (d / "empty").write_text("")
+    resources = [
+        _file(d / "same", "same\n"),
+        _file(d / "changed", "new\n"),
+        _file(d / "longer", "desired\n"),
+        _file(d / "shorter", "desired\n"),
+        _file(d / "missing", "created\n"),
+        _file(d / "mode", "mode\n"),
+        _file(d / "empty", ""),
+        _file(d / "copy", source=d / "src"),
+        _file(d / "sub", ensure="directory", mode="0755"),
+        "    - exec:\n        - /bin/true:\n            command: /bin/true\n",
+        _file(d / "bad", "x\n", owner="ccm-no-such-user"),
+        _file(d / "after", "after\n"),
+    ]
+    manifest = root / "m.yaml"
+    manifest.write_text("ccm:\n  resources:\n" + "".join(resources))
+    return manifest
+
+
+def _normal(root, event):
+    d = event.to_dict()
+    for key in ("event_id", "timestamp", "duration"):
+        d.pop(key)
+    if d.get("status"):
+        d["status"].pop("timestamp")
+        d["status"].get("metadata", {}).pop("mtime", None)
+    return re.sub(str(root), "ROOT", repr(d))
+
+
+def _runs(root):
+    manifest = _workspace(root)
+    out = []
+    for _ in range(2):   # first, then steady
+        m = make_manager()
+        result = execute(m, load_manifest(str(manifest), m))
+        summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
+        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(root), "ROOT")
+        out.append(([_normal(root, e) for e in result.events], summary, text))
+    return out
+
+
+def test_steady_and_first_runs_equal_the_plain_flow(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCM_WRITE_BATCH", "0")
+    plain = _runs(tmp_path / "plain")
+    monkeypatch.delenv("CCM_WRITE_BATCH")
+    fast = _runs(tmp_path / "fast")
+    assert len(plain[0][0]) == 12
+    for (p_events, p_summary, p_text), (f_events, f_summary, f_text) in zip(plain, fast):
+        assert f_events == p_events
+        assert f_summary == p_summary
+        assert f_text == p_text
+    first, steady = fast
+    assert first[1]["changed_resources"] == 9 and first[1]["failed_resources"] == 1
+    assert steady[1]["changed_resources"] == 1   # the exec runs every time
+    assert steady[1]["stable_resources"] == 10 and steady[1]["failed_resources"] == 1
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
+    """Records or whole events, as the store is told; counts unchanged."""
+    manifest = _workspace(tmp_path)
+    m = make_manager()
+    execute(m, load_manifest(str(manifest), m))
+    m = make_manager()
+    m.session.keep_events = keep
+    result = execute(m, load_manifest(str(manifest), m))
+    assert [type(e).__name__ for e in result.events] == ["TransactionEvent" if keep else "EventRecord"] * 12
+    assert [e.changed for e in result.events].count(True) == 1
