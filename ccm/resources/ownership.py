@@ -14,6 +14,7 @@ import threading
 from contextlib import contextmanager
 from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
+from ccm.digest import sha256
 from ccm.model.errors import ProviderError, ValidationError
 
 CHUNK = 1 << 20
@@ -162,39 +163,55 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
     and a file equal to them returns ``expect_sha256`` as it is (one ``read`` for a file
     of up to 64 KiB that matches its ``size``).
     """
-    from ccm.digest import sha256
-
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)   # what open(path, "rb") does, unbuffered
     try:
         if size is None:
             size = os.fstat(fd).st_size
         h = None
         if expect is not None and expect_sha256 and size == len(expect):
-            view = memoryview(expect)
-            done = 0
-            while True:
-                want = min(size - done + 1, 1 << 16)   # below malloc's mmap threshold, unlike CHUNK
-                chunk = os.read(fd, want)
-                if not chunk:
-                    return expect_sha256 if done == size else str(sha256(expect[:done]).hexdigest())
-                if view[done:done + len(chunk)] != chunk:
-                    h = sha256(size_hint=size)
-                    h.update(view[:done])
-                    h.update(chunk)
-                    break
-                done += len(chunk)
-                if done == size and len(chunk) < want:   # a short read at the stat size: EOF
+            if size < _READ:   # the common case: one read, one comparison
+                chunk = os.read(fd, size + 1)
+                if len(chunk) == size and chunk == expect:   # a short read at the stat size: EOF
+                    return expect_sha256
+                h = sha256(chunk, size_hint=size)
+            else:
+                h = _hash_unless_equal(fd, size, expect, expect_sha256)
+                if h is None:
                     return expect_sha256
         if h is None:
             h = sha256(size_hint=size)
         while True:
-            chunk = os.read(fd, 1 << 16)   # below malloc's mmap threshold, unlike CHUNK
+            chunk = os.read(fd, _READ)
             if not chunk:
                 break
             h.update(chunk)
     finally:
         os.close(fd)
     return str(h.hexdigest())
+
+
+_READ = 1 << 16   # below malloc's mmap threshold, unlike CHUNK
+
+
+def _hash_unless_equal(fd: int, size: int, expect: bytes, expect_sha256: str) -> Any:
+    """None when what ``fd`` holds from here is ``expect``, else a hash of what was read
+    so far (to be fed the rest): a large file is compared chunk by chunk, never hashed
+    while it matches."""
+    view = memoryview(expect)
+    done = 0
+    while True:
+        want = min(size - done + 1, _READ)
+        chunk = os.read(fd, want)
+        if not chunk:
+            return None if done == size else sha256(view[:done], size_hint=size)
+        if view[done:done + len(chunk)] != chunk:
+            h = sha256(size_hint=size)
+            h.update(view[:done])
+            h.update(chunk)
+            return h
+        done += len(chunk)
+        if done == size and len(chunk) < want:   # a short read at the stat size: EOF
+            return None
 
 
 @contextmanager
