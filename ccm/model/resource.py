@@ -66,11 +66,10 @@ def is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value is False
 
 
-_EmitPlan = Tuple[Tuple[str, bool, Optional[Callable[[Any], Any]]], ...]
-_EMIT_PLANS: Dict[int, Tuple[Tuple[Field, ...], _EmitPlan]] = {}
+_EMIT_PLANS: "Dict[int, Tuple[Tuple[Field, ...], Tuple[Tuple[str, bool, Optional[Callable[[Any], Any]]], ...]]]" = {}
 
 
-def _emit_plan(fields: Tuple[Field, ...]) -> _EmitPlan:
+def _emit_plan(fields: Tuple[Field, ...]) -> Tuple[Tuple[str, bool, Optional[Callable[[Any], Any]]], ...]:
     """(key, always_emit, redact) of each field, once per field tuple (a type's fields are
     one shared tuple) rather than three attribute reads per field of every event."""
     hit = _EMIT_PLANS.get(id(fields))

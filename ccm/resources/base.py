@@ -10,7 +10,7 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -72,8 +72,10 @@ def _pending_requirements(manager: RunManager, props: Properties) -> List[str]:
     return pending
 
 
-def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
-    factory = manager.registry.select(props.type_name, manager.facts_view(), props)
+def select_provider(manager: RunManager, props: Properties,
+                    facts: Optional[Mapping[str, Any]] = None) -> Tuple[Any, Any]:
+    """(factory, provider) for ``props``; ``facts``: the manager's facts view, if taken."""
+    factory = manager.registry.select(props.type_name, manager.facts_view() if facts is None else facts, props)
     provider = factory.new(manager.runner, manager.user_log)
     cache = manager.run_cache   # optional provider capability: prefetching
     if cache is not None and hasattr(provider, "use_run_cache"):
@@ -84,10 +86,12 @@ def select_provider(manager: RunManager, props: Properties) -> Tuple[Any, Any]:
     return factory, provider
 
 
-def context(manager: RunManager, user_log: UserLog) -> ResourceContext:
-    """The slice of ``manager`` a type's logic sees while one resource runs."""
+def context(manager: RunManager, user_log: UserLog, facts: Optional[Mapping[str, Any]] = None) -> ResourceContext:
+    """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
+    the manager's facts view, if already taken)."""
     return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
-                           runner=manager.runner, facts=manager.facts_view(), depth=manager.depth,
+                           runner=manager.runner, facts=manager.facts_view() if facts is None else facts,
+                           depth=manager.depth,
                            chain=manager.apply_chain, run_log=manager.user_log,
                            template_environment=manager.template_environment, nested=manager)
 
@@ -130,7 +134,8 @@ def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
 
 def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: TransactionEvent,
           health_check_only: bool, user_log: UserLog) -> None:
-    factory, provider = select_provider(manager, props)
+    facts = manager.facts_view()   # one lazy view for the provider choice and the context
+    factory, provider = select_provider(manager, props, facts)
     event.provider = factory.name
     values = props.values
 
@@ -154,7 +159,7 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
     if not health_check_only or logic.runs_in_health_check_only:
         apply_started = time.monotonic()
         try:
-            _apply(manager, logic, props, provider, event, user_log)
+            _apply(manager, logic, props, provider, event, user_log, facts)
         except CCMError as exc:
             event.status = None
             event.final_ensure = ""
@@ -183,8 +188,8 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
 
 
 def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
-           user_log: UserLog) -> None:
-    ctx = context(manager, user_log)
+           user_log: UserLog, facts: Mapping[str, Any]) -> None:
+    ctx = context(manager, user_log, facts)
     refresh = False
     if logic.supports_refresh:
         refs = logic.refresh_refs(props)

@@ -104,27 +104,43 @@ def clear_id_cache() -> None:
     _ids.clear()
 
 
+def _uid_of(name: str) -> int:
+    return pwd.getpwnam(name).pw_uid
+
+
+def _gid_of(name: str) -> int:
+    return grp.getgrnam(name).gr_gid
+
+
+def _user_of(uid: int) -> str:
+    return pwd.getpwuid(uid).pw_name
+
+
+def _group_of(gid: int) -> str:
+    return grp.getgrgid(gid).gr_name
+
+
 def uid_for(owner: str) -> Optional[int]:
     if (owner.isascii() and owner.isdigit()):
         return int(owner)
-    uid: Optional[int] = _ids.lookup("uid", owner, lambda n: pwd.getpwnam(n).pw_uid)
+    uid: Optional[int] = _ids.lookup("uid", owner, _uid_of)
     return uid
 
 
 def gid_for(group: str) -> Optional[int]:
     if (group.isascii() and group.isdigit()):
         return int(group)
-    gid: Optional[int] = _ids.lookup("gid", group, lambda n: grp.getgrnam(n).gr_gid)
+    gid: Optional[int] = _ids.lookup("gid", group, _gid_of)
     return gid
 
 
 def user_name(uid: int) -> str:
-    name = _ids.lookup("user", uid, lambda n: pwd.getpwuid(n).pw_name)
+    name = _ids.lookup("user", uid, _user_of)
     return str(uid) if name is None else str(name)
 
 
 def group_name(gid: int) -> str:
-    name = _ids.lookup("group", gid, lambda n: grp.getgrgid(n).gr_name)
+    name = _ids.lookup("group", gid, _group_of)
     return str(gid) if name is None else str(name)
 
 

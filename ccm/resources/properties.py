@@ -34,11 +34,12 @@ def coerce(f: Field, v: Any) -> Any:
     return f.kind.coerce(v, f.key)
 
 
-_Index = Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...], Dict[str, Tuple[Field, ...]]]
-_INDEX: Dict[int, _Index] = {}
+# id(fields) -> (the tuple, key -> field, fields with a default, template phase -> its fields)
+_INDEX: "Dict[int, Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...], Dict[str, Tuple[Field, ...]]]]" = {}
 
 
-def _index(fields: Tuple[Field, ...]) -> _Index:
+def _index(fields: Tuple[Field, ...]
+           ) -> Tuple[Tuple[Field, ...], Dict[str, Field], Tuple[Field, ...], Dict[str, Tuple[Field, ...]]]:
     """(the tuple, key -> field, fields with a default, phase -> its fields) of a field
     tuple, built once per tuple (a type's ``all_fields`` is one shared tuple) instead of
     once per resource."""
