@@ -179,10 +179,14 @@ class Plan:
         from ccm.apply.manifest import ResourceEntry
 
         out = []
+        specs: Dict[str, Tuple[Any, Any]] = {}   # type -> (spec, fields): asked once per type, not per resource
         for index, type_name, values, tagged in self.resources:
-            spec = manager.spec(type_name)
-            out.append(ResourceEntry(index, spec, Properties(type_name, decode(values) if tagged else values,
-                                                             spec.all_fields)))
+            known = specs.get(type_name)
+            if known is None:
+                spec = manager.spec(type_name)
+                known = specs[type_name] = (spec, spec.all_fields)
+            out.append(ResourceEntry(index, known[0], Properties(type_name, decode(values) if tagged else values,
+                                                                 known[1])))
         return out
 
 
