@@ -345,23 +345,29 @@ class UserLogger:
         return colour_wanted(self.stream)
 
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        items = self.attrs + list(pairs) + list(attrs.items())
+        # one line per resource of a run: kept lean (a str value renders as itself)
+        items = self.attrs + list(pairs)
+        if attrs:
+            items += attrs.items()
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": items})
         text = message
         if items:
-            text += " " + " ".join(f"{k}={render_value(v)}" for k, v in items)
-        to_syslog(level, text)
+            text += " " + " ".join([f"{k}={v if type(v) is str else render_value(v)}" for k, v in items])
+        sink = _state["syslog"]   # to_syslog
+        if sink is not None:
+            sink.send(level, text)
         if self.quiet or level < self.level:
             return
         tag = _TAGS.get(level, "INFO ")
         colour = self._use_colour()
         if colour:
             tag = f"{_COLOURS[level]}{tag}{_RESET}"
+        stream = self.stream
         with _lock:
-            self.stream.write(f" {tag} {text}\n")
+            stream.write(f" {tag} {text}\n")
             if colour:   # a terminal: show progress as it happens
-                self.stream.flush()
+                stream.flush()
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)
