@@ -25,6 +25,51 @@ if TYPE_CHECKING:
 log = internal("ccm.resources")
 
 
+class _ResourceLog:
+    """The run's log bound to one resource (``type``, ``name``), bound on first use: most
+    resources never log through it, and a steady run has thousands of them."""
+
+    __slots__ = ("_parent", "_type", "_name", "_bound")
+
+    def __init__(self, parent: UserLog, type_name: str, name: str) -> None:
+        self._parent, self._type, self._name = parent, type_name, name
+        self._bound: Optional[UserLog] = None
+
+    def _log(self) -> UserLog:
+        bound = self._bound
+        if bound is None:
+            bound = self._bound = self._parent.bind(type=self._type, name=self._name)
+        return bound
+
+    @property
+    def quiet(self) -> bool:
+        return self._log().quiet
+
+    @quiet.setter
+    def quiet(self, value: bool) -> None:
+        self._log().quiet = value
+
+    def bind(self, **attrs: Any) -> UserLog:
+        return self._log().bind(**attrs)
+
+    def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        self._log().debug(message, *pairs, **attrs)
+
+    def info(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        self._log().info(message, *pairs, **attrs)
+
+    def warn(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        self._log().warn(message, *pairs, **attrs)
+
+    def error(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        self._log().error(message, *pairs, **attrs)
+
+    def __getattr__(self, name: str) -> Any:   # the rest of the bound log (records, level, log ...)
+        if name.startswith("_"):   # our own slots before __init__ (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._log(), name)
+
+
 def _control_allows(props: Properties, env: Any) -> bool:
     control = props.get("control") or {}
     if not control:
@@ -119,7 +164,7 @@ def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
     type_name, name = props.type_name, values.get("name") or ""
     event = TransactionEvent(type=type_name, name=name, alias=values.get("alias") or "",
                              requested_ensure=values.get("ensure") or "", health_check_only=health_check_only)
-    user_log = manager.user_log.bind(type=type_name, name=name)
+    user_log: UserLog = _ResourceLog(manager.user_log, type_name, name)
     try:
         _flow(manager, spec, props, event, health_check_only, user_log)
     except CCMError as exc:

@@ -113,3 +113,25 @@ def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
     result = execute(m, load_manifest(str(manifest), m))
     assert [type(e).__name__ for e in result.events] == ["TransactionEvent" if keep else "EventRecord"] * 12
     assert [e.changed for e in result.events].count(True) == 1
+
+
+def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
+    import io
+
+    from ccm.log import UserLogger
+    from ccm.resources.base import _ResourceLog
+
+    parent = UserLogger(stream=io.StringIO(), colour=False, level=0)
+    parent.records = []
+    lazy = _ResourceLog(parent, "file", "/etc/x")
+    assert lazy._bound is None   # nothing bound until something logs
+    eager = parent.bind(type="file", name="/etc/x")
+    lazy.info("Would have removed file", file="/a")
+    eager.info("Would have removed file", file="/a")
+    lazy.bind(check="c").warn("w", ("k", 1))
+    eager.bind(check="c").warn("w", ("k", 1))
+    lines = parent.stream.getvalue().splitlines()
+    assert lines[0] == lines[1] == " INFO  Would have removed file type=file name=/etc/x file=/a"
+    assert lines[2] == lines[3] == " WARN  w type=file name=/etc/x check=c k=1"
+    assert parent.records[0] == parent.records[1] and len(parent.records) == 4
+    assert lazy.quiet is False and lazy.level == eager.level and lazy.attrs == eager.attrs
