@@ -68,6 +68,9 @@ class RunBatch:
         self._depended: Set[str] = set()
         self._any_templated_ref = False
         for entry in manifest.resources:
+            values = entry.props.values
+            if not (values.get("require") or values.get("subscribe")):   # most resources: no list built
+                continue
             for ref in _refs(entry.props):
                 if isinstance(ref, str) and not is_templated(ref):
                     self._depended.add(ref)

@@ -16,11 +16,9 @@ from ccm.model.resource import is_templated
 
 class RunCache:
     def __init__(self, names: Iterable[Tuple[str, str]] = ()):
-        by_type: Dict[str, Dict[str, None]] = {}
-        for type_name, name in names:
-            if isinstance(name, str) and name and not is_templated(name):
-                by_type.setdefault(type_name, {})[name] = None
-        self._expected: Dict[str, List[str]] = {t: list(n) for t, n in by_type.items()}
+        self._names = names   # sorted by type when a provider first asks (file-only runs never do)
+        self._expected: Dict[str, List[str]] = {}
+        self._sorted = False
         self._lock = threading.RLock()
         self._data: Dict[str, Any] = {}
 
@@ -29,7 +27,15 @@ class RunCache:
         return cls((e.props.type_name, e.props.name) for e in manifest.resources)
 
     def expected(self, type_name: str) -> Sequence[str]:
-        return tuple(self._expected.get(type_name, ()))
+        with self._lock:
+            if not self._sorted:
+                by_type: Dict[str, Dict[str, None]] = {}
+                for kind, name in self._names:
+                    if isinstance(name, str) and name and not is_templated(name):
+                        by_type.setdefault(kind, {})[name] = None
+                self._expected = {t: list(n) for t, n in by_type.items()}
+                self._names, self._sorted = (), True
+            return tuple(self._expected.get(type_name, ()))
 
     def load(self, key: str, loader: Callable[[], Any]) -> Any:
         with self._lock:
