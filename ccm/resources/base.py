@@ -10,7 +10,7 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -118,7 +118,7 @@ def _pending_requirements(manager: RunManager, props: Properties) -> List[str]:
 
 
 def select_provider(manager: RunManager, props: Properties,
-                    facts: Optional[Mapping[str, Any]] = None) -> Tuple[Any, Any]:
+                    facts: Any = None) -> Tuple[Any, Any]:
     """(factory, provider) for ``props``; ``facts``: the manager's facts view, if taken."""
     factory = manager.registry.select(props.type_name, manager.facts_view() if facts is None else facts, props)
     provider = factory.new(manager.runner, manager.user_log)
@@ -131,7 +131,7 @@ def select_provider(manager: RunManager, props: Properties,
     return factory, provider
 
 
-def context(manager: RunManager, user_log: UserLog, facts: Optional[Mapping[str, Any]] = None) -> ResourceContext:
+def context(manager: RunManager, user_log: UserLog, facts: Any = None) -> ResourceContext:
     """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
     the manager's facts view, if already taken)."""
     return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
@@ -233,7 +233,7 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
 
 
 def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
-           user_log: UserLog, facts: Mapping[str, Any]) -> None:
+           user_log: UserLog, facts: Any) -> None:
     ctx = context(manager, user_log, facts)
     refresh = False
     if logic.supports_refresh:
