@@ -25,18 +25,21 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import time
 from contextlib import contextmanager
-from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple
 
+from ccm.lazyre import LazyPattern
 from ccm.model.errors import ProviderError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 RUN_START = time.time()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_HOPS = 40
-_TEMP = re.compile(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
+_TEMP = LazyPattern(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
 _swept: Set[Tuple[int, int, str]] = set()
 
 
@@ -334,6 +337,8 @@ def _syncfs_call() -> Any:
 
 
 def _kernel_at_least(major: int, minor: int) -> bool:
+    import re
+
     uname = os.uname()
     if uname.sysname != "Linux":
         return False

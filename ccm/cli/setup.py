@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 
 def current_owner() -> "tuple[str, str]":

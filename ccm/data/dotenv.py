@@ -9,9 +9,12 @@ values or escapes.
 from __future__ import annotations
 
 import os
-from typing import Dict, Mapping
 
 from ccm.log import internal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Mapping
 
 log = internal("ccm.data.dotenv")
 

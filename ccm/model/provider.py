@@ -5,14 +5,22 @@ capability protocol. A ``ProviderFactory`` is the registration unit.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
+from collections import namedtuple
 
 from ccm.model.resource import Properties
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
-class Manageable(NamedTuple):
-    usable: bool
-    priority: int = 1
+    class Manageable(NamedTuple):
+        usable: bool
+        priority: int = 1
+else:
+    from ccm.model.lite_typing import Protocol
+
+    # what typing.NamedTuple builds from the class above, without importing typing
+    Manageable = namedtuple("Manageable", ("usable", "priority"), defaults=(1,), module=__name__)
 
 
 class Provider(Protocol):
