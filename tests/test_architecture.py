@@ -185,6 +185,11 @@ def test_import_ccm_and_help_never_import_heavy_modules():
 STEADY_APPLY_NEVER_IMPORTS = (
     "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
     "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
+    # issue 16, the fixed cost: typing only under TYPE_CHECKING (ccm.model.lite_typing at run time),
+    # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
+    # the command runner made at the first command
+    "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
+    "signal", "copy", "json", "ccm.runner",
 )
 
 
@@ -197,11 +202,15 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     manifest.write_text("ccm:\n  resources:\n    - file:\n        - %s:\n            ensure: present\n"
                         "            content: \"x\\n\"\n            owner: \"%d\"\n            group: \"%d\"\n"
                         "            mode: \"0644\"\n" % (target, os.getuid(), os.getgid()))
+    # -S: no site (a venv's or pyenv's .pth files and site load re, typing, urllib ...); the
+    # dependencies come from this interpreter's site-packages on PYTHONPATH instead
+    site_dirs = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
     env = dict(os.environ, HOME=str(tmp_path), CCM_CACHE_DIR=str(tmp_path / "cache"),
-               CCM_LOCK_DIR=str(tmp_path / "locks"), PYTHONPATH=ROOT)
-    code = ("import json, sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r]);"
-            "print(json.dumps([rc, sorted(sys.modules)]))" % str(manifest))
-    runs = [subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
+               CCM_LOCK_DIR=str(tmp_path / "locks"), PYTHONPATH=os.pathsep.join([ROOT] + site_dirs))
+    # the module list is taken before json (which imports re) is loaded to print it
+    code = ("import sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r]);"
+            "mods = sorted(sys.modules); import json; print(json.dumps([rc, mods]))" % str(manifest))
+    runs = [subprocess.run([sys.executable, "-S", "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
                            text=True, timeout=120) for _ in range(2)]  # first run, then steady
     for r in runs:
         assert r.returncode == 0 and json.loads(r.stdout.strip().splitlines()[-1])[0] == 0, r.stderr
@@ -209,7 +218,8 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     rc, loaded = json.loads(runs[1].stdout.strip().splitlines()[-1])
     assert rc == 0
     # what this interpreter loads before any code of ours (a pyenv build's site loads urllib)
-    bare = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+    bare = subprocess.run([sys.executable, "-S", "-c", "import sys; mods = sorted(sys.modules); import json; "
+                           "print(json.dumps(mods))"],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=60)
     ours = set(loaded) - set(json.loads(bare.stdout))
     unwanted = sorted(m for m in ours if m in STEADY_APPLY_NEVER_IMPORTS or m.split(".")[0] in ("nats", "jsonschema"))
