@@ -121,18 +121,36 @@ def _random16() -> bytes:
     return chunk
 
 
-_B62_PAIRS = [a + b for a in _B62 for b in _B62]  # two digits per divmod: 14 steps, not 27
+# Two digits per divmod (14 steps, not 27), once a run makes enough ids to pay for the
+# 3,844-entry table: a small run (a few ids) is cheaper digit by digit.
+_B62_PAIRS: List[str] = []
+_PAIRS_AFTER = 32
+_ids_made = 0
+
+
+def _base62(n: int) -> str:
+    global _ids_made
+    out = []
+    pairs = _B62_PAIRS
+    if not pairs:
+        _ids_made += 1
+        if _ids_made <= _PAIRS_AFTER:
+            while n:
+                n, r = divmod(n, 62)
+                out.append(_B62[r])
+            return "".join(reversed(out))
+        pairs.extend(a + b for a in _B62 for b in _B62)
+    while n:
+        n, r = divmod(n, 3844)
+        out.append(pairs[r])
+    return "".join(reversed(out))
 
 
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
     secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
     n = int.from_bytes(secs.to_bytes(4, "big") + _random16(), "big")
-    out = []
-    while n:
-        n, r = divmod(n, 3844)
-        out.append(_B62_PAIRS[r])
-    return "".join(reversed(out)).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
+    return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
 def is_ksuid(text: str) -> bool:
