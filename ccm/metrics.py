@@ -53,6 +53,9 @@ class MetricDef(ValueObject):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")
 
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
+        return (self.__class__, self._values())
+
     def __hash__(self) -> int:  # type: ignore[override]  # frozen: hashable, unlike ValueObject
         return hash(self._values())
 
