@@ -356,11 +356,9 @@ class DurableBatch:
     """
 
     def __init__(self, limit: int = 64):
-        try:
-            import resource
-
-            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        except (ImportError, OSError, ValueError):
+        try:   # glibc answers with the soft RLIMIT_NOFILE, without loading the resource module
+            soft = os.sysconf("SC_OPEN_MAX")
+        except (OSError, ValueError):
             soft = 1024
         soft = 1 << 20 if soft < 0 else soft   # RLIM_INFINITY
         self.limit = max(2, min(limit, (soft - 64) // 2))   # half the free descriptors at most

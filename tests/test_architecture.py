@@ -189,7 +189,7 @@ STEADY_APPLY_NEVER_IMPORTS = (
     # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
     # the command runner made at the first command
     "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
-    "signal", "copy", "json", "ccm.runner",
+    "signal", "copy", "json", "resource", "ccm.runner",
 )
 
 
