@@ -317,7 +317,7 @@ def boot_source(pythons: List[str], arch: str, build_id: str) -> bytes:
 
 # The zip's __main__.py (shiv's template, formatted with module= and fn=). Python compiles a
 # module imported from a zip twice (zipimporter.find_spec asks get_filename, which compiles
-# it, then exec_module compiles it again: CPython 3.9-3.12), so the stub is compiled here,
+# it, then exec_module compiles it again: CPython 3.9-3.13), so the stub is compiled here,
 # once, from the zip's bytes; outside a zip (no ``archive``) it is imported as usual.
 # Parseable by Python 2.7, like the stub: the guard has to be able to refuse.
 MAIN_PY = """\
