@@ -73,3 +73,21 @@ def test_field_is_frozen_hashable_and_replaceable():
     back = pickle.loads(pickle.dumps(Field("name", choices=("a",))))   # kinds compare by identity
     assert (back.key, back.choices, type(back.kind)) == ("name", ("a",), type(Field("name").kind))
     assert repr(Field("name")).startswith("Field(key='name', kind=")
+
+
+def test_manageable_is_the_named_tuple_it_declares():
+    from typing import NamedTuple
+
+    from ccm.model.provider import Manageable
+
+    class Reference(NamedTuple):
+        usable: bool
+        priority: int = 1
+
+    for args in ((True,), (False, 99)):
+        mine, ref = Manageable(*args), Reference(*args)
+        assert mine == ref and tuple(mine) == tuple(ref) and hash(mine) == hash(ref)
+        assert (mine.usable, mine.priority) == (ref.usable, ref.priority)
+        assert repr(mine) == repr(ref).replace("Reference", "Manageable")
+        assert pickle.loads(pickle.dumps(mine)) == mine and type(copy.copy(mine)) is Manageable
+    assert Manageable._fields == Reference._fields
