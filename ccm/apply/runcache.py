@@ -8,10 +8,13 @@ changes. Thread-safe: one lock, held while a loader runs, so a batch is queried 
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
 from ccm.model.resource import is_templated
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 
 
 class RunCache:
@@ -19,7 +22,7 @@ class RunCache:
         self._names = names   # sorted by type when a provider first asks (file-only runs never do)
         self._expected: Dict[str, List[str]] = {}
         self._sorted = False
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._data: Dict[str, Any] = {}
 
     @classmethod
