@@ -194,13 +194,20 @@ class AptFactory:
     type_name = "package"
     name = "apt"
 
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        if not all(on_path(t) for t in TOOLS):
-            return Manageable(False, 1)
-        family = platform_family(facts)
+    def is_usable(self, props: Properties) -> bool:
+        """Its tools are on PATH (``ccm.model.provider.ProviderFactory``: no facts needed)."""
+        return all(on_path(t) for t in TOOLS)
+
+    def priority(self, facts: Mapping[str, Any], props: Properties) -> int:
         # apt and dnf share priority 1 in the spec; on a host with both tools the
         # platform family decides, so selection is never random.
-        return Manageable(True, 1 if not family or family in DEBIAN_FAMILIES else 2)
+        family = platform_family(facts)
+        return 1 if not family or family in DEBIAN_FAMILIES else 2
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        if not self.is_usable(props):
+            return Manageable(False, 1)
+        return Manageable(True, self.priority(facts, props))
 
     def new(self, runner: Any, log: Any) -> AptProvider:
         return AptProvider(runner, log)

@@ -190,11 +190,18 @@ class DnfFactory:
     type_name = "package"
     name = "dnf"
 
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        if not all(on_path(t) for t in TOOLS):
-            return Manageable(False, 1)
+    def is_usable(self, props: Properties) -> bool:
+        """Its tools are on PATH (``ccm.model.provider.ProviderFactory``: no facts needed)."""
+        return all(on_path(t) for t in TOOLS)
+
+    def priority(self, facts: Mapping[str, Any], props: Properties) -> int:
         family = platform_family(facts)
-        return Manageable(True, 1 if not family or family in RPM_FAMILIES else 2)
+        return 1 if not family or family in RPM_FAMILIES else 2
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        if not self.is_usable(props):
+            return Manageable(False, 1)
+        return Manageable(True, self.priority(facts, props))
 
     def new(self, runner: Any, log: Any) -> DnfProvider:
         return DnfProvider(runner, log)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
 from typing import Any, Mapping
 
-from ccm.model.runner import find_command
+from ccm.model.runner import on_search_path
 
 
 def on_path(tool: str) -> bool:
     """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
-    return find_command(tool) is not None
+    return on_search_path(tool)
 
 
 def platform_family(facts: Mapping[str, Any]) -> str:
