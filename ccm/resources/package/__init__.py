@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-from ccm.gocompat.strconv import quote as go_quote
 from ccm.model.errors import ValidationError
 from ccm.model.resource import Properties, is_templated
 from ccm.registry import TypeSpec
@@ -18,6 +17,13 @@ DANGEROUS = set(";&|$`()[]{}<>*?'\"\\!\n\t\r")
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
 
 
+
+
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote`` (imported only for an error message)."""
+    from ccm.gocompat.strconv import quote
+
+    return quote(text)
 
 
 def check_name(name: str) -> None:
