@@ -12,15 +12,14 @@ is queried again after any change. Not: a repository manager.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, RunCache
-from ccm.model.resource import Properties
+from ccm.model.provider import RunCache
 from ccm.model.runner import CommandResult
-from ccm.resources.package.selection import on_path, platform_family
+from ccm.resources.package.selection import ToolsFactory, on_path
 
 QUERY_FORMAT = "%{NAME} %|EPOCH?{%{EPOCH}}:{0}| %{VERSION} %{RELEASE} %{ARCH}"
 TOOLS = ("dnf", "rpm")
@@ -186,22 +185,13 @@ class DnfProvider:
 
 # --- factory -------------------------------------------------------------------------------
 
-class DnfFactory:
-    type_name = "package"
+class DnfFactory(ToolsFactory):
     name = "dnf"
+    tools = TOOLS
+    families = RPM_FAMILIES
 
-    def is_usable(self, props: Properties) -> bool:
-        """Its tools are on PATH (``ccm.model.provider.ProviderFactory``: no facts needed)."""
-        return all(on_path(t) for t in TOOLS)
-
-    def priority(self, facts: Mapping[str, Any], props: Properties) -> int:
-        family = platform_family(facts)
-        return 1 if not family or family in RPM_FAMILIES else 2
-
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        if not self.is_usable(props):
-            return Manageable(False, 1)
-        return Manageable(True, self.priority(facts, props))
+    def found(self, tool: str) -> bool:
+        return on_path(tool)   # this module's name for it (tests stand in for PATH here)
 
     def new(self, runner: Any, log: Any) -> DnfProvider:
         return DnfProvider(runner, log)
