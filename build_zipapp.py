@@ -315,6 +315,26 @@ def boot_source(pythons: List[str], arch: str, build_id: str) -> bytes:
     return text.encode("utf-8")
 
 
+# The zip's __main__.py (shiv's template, formatted with module= and fn=). Python compiles a
+# module imported from a zip twice (zipimporter.find_spec asks get_filename, which compiles
+# it, then exec_module compiles it again: CPython 3.9-3.13), so the stub is compiled here,
+# once, from the zip's bytes; outside a zip (no ``archive``) it is imported as usual.
+# Parseable by Python 2.7, like the stub: the guard has to be able to refuse.
+MAIN_PY = """\
+# -*- coding: utf-8 -*-
+# ccm.pyz: {module}.{fn}(), its source compiled once (build_zipapp.py, MAIN_PY)
+import sys
+name = "{module}"
+if hasattr(__loader__, "archive"):
+    m = sys.modules[name] = type(sys)(name)
+    m.__file__ = __loader__.archive + "/" + name + ".py"
+    exec(compile(__loader__.get_data(m.__file__), m.__file__, "exec", 0, True), m.__dict__)
+else:
+    m = __import__(name)
+m.{fn}()
+"""
+
+
 def build_archive(site: Path, target: Path, epoch: int, pythons: List[str], arch: str) -> str:
     """shiv's archive writer, then our boot module added at the top. Returns the build id."""
     import inspect
@@ -342,8 +362,15 @@ def build_archive(site: Path, target: Path, epoch: int, pythons: List[str], arch
         compile_pyc=False,  # see vendor_notes.md: Python writes .pyc lazily in the extraction
         reproducible=True,
     )
-    builder.create_archive([site], target=target, interpreter=SHEBANG,
-                           main=f"{STUB_MODULE}:main", env=env, compressed=True)
+    if "{module}.{fn}()" not in getattr(builder, "MAIN_TEMPLATE", ""):
+        raise SystemExit(f"build_zipapp: shiv {shiv_version}'s __main__.py template changed; check MAIN_PY")
+    saved = builder.MAIN_TEMPLATE
+    builder.MAIN_TEMPLATE = MAIN_PY
+    try:
+        builder.create_archive([site], target=target, interpreter=SHEBANG,
+                               main=f"{STUB_MODULE}:main", env=env, compressed=True)
+    finally:
+        builder.MAIN_TEMPLATE = saved
     build_id = env.build_id
     assert build_id
     with zipfile.ZipFile(target, "a") as zf:

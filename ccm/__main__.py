@@ -32,9 +32,8 @@ def finish(code: int) -> None:
     Locks are released by the kernel as the descriptors close; every file ccm writes is
     closed (and renamed into place) before the command returns. With another thread
     alive, the normal ``sys.exit`` (which waits for it)."""
-    import threading
-
-    if threading.active_count() != 1:
+    threading = sys.modules.get("threading")   # never imported: no thread was started
+    if threading is not None and threading.active_count() != 1:
         sys.exit(code)
     import atexit
 

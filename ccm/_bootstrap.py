@@ -43,8 +43,8 @@ try:
 except ImportError:  # the source tree (tests)
     from ccm import _bootstub as stub
 
-# the guard, the marker check and the root candidates live in the stub (the warm path)
-check_interpreter = stub.check_interpreter
+# the guard's test, the marker check and the root candidates live in the stub (the warm path)
+interpreter_problem = stub.interpreter_problem
 extraction_ok = stub.extraction_ok
 candidates = stub.candidates
 MARKER = stub.MARKER
@@ -52,6 +52,23 @@ MARKER_VERSION = stub.MARKER_VERSION
 INUSE = stub.INUSE
 EXIT_UNSUPPORTED = 2
 _BUILD_DIR = "ccm_"
+
+
+def check_interpreter(supported=None, arch=None):
+    """None when this interpreter can run the file, else the one-line message."""
+    supported = stub.SUPPORTED if supported is None else tuple(supported)
+    problem = interpreter_problem(supported, arch)
+    if problem is None:
+        return None
+    vi = sys.version_info
+    impl = getattr(sys, "implementation", None)
+    name = impl.name if impl is not None else "python"
+    running = "%s %d.%d.%d" % ({"cpython": "CPython"}.get(name, name), vi[0], vi[1], vi[2])
+    detail = running + (", " + problem if problem else "") + " at " + (sys.executable or "?")
+    return ("ccm: unsupported Python: running %s; this ccm.pyz supports CPython %s on %s "
+            "Linux with glibc >= %d.%d" % (detail, ", ".join("%d.%d" % v for v in supported)
+                                           or "(none)", arch or stub.ARCH or "x86_64", stub.MIN_GLIBC[0],
+                                           stub.MIN_GLIBC[1]))
 
 
 class BootError(Exception):

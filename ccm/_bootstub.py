@@ -1,21 +1,12 @@
 # -*- coding: utf-8 -*-
 """The first code ccm.pyz runs: start a warm, unpacked build in as few steps as possible.
 
-What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_stub.py`` (with
-SUPPORTED, ARCH and BUILD_ID filled in); shiv's ``__main__.py`` calls ``main()``. Python
-compiles modules inside a zip from source on every run, so this file stays small: on the
-common path (a supported interpreter, the first extraction root usable and already
-holding a complete tree of this build, no ``SHIV_*`` variable but ``SHIV_ROOT``) it puts
-the tree's site-packages on ``sys.path`` exactly as shiv's bootstrap would and calls the
-entry point, without importing shiv's bootstrap (zipfile, pathlib, hashlib, compileall,
-subprocess ...). Anything else goes to ``_ccm_boot`` (ccm/_bootstrap.py): the refusal
-message, root choice with reasons, unpacking, pruning of old builds, shiv's bootstrap.
-
-While it runs, the process holds a shared lock on ``<tree>/.ccm-inuse`` so that pruning
-by a newer build never deletes a tree in use (the lock is taken before the tree is
-checked, and pruning renames a tree away only while holding the exclusive lock).
-
-Not: part of the application; imports nothing from ``ccm``. The syntax stays parseable
+Copied by ``build_zipapp.py`` to ``_ccm_stub.py`` in the zip (SUPPORTED, ARCH, BUILD_ID
+filled in) and compiled from source on every run, so it holds the warm path only: a
+supported interpreter, the first extraction root usable and holding a complete tree of
+this build (held with a shared lock on ``<tree>/.ccm-inuse`` against pruning), no
+``SHIV_*`` variable but ``SHIV_ROOT``. Everything else is ``_ccm_boot``
+(ccm/_bootstrap.py, whose docstring says more). Imports nothing from ``ccm``; parseable
 by Python 2.7 and 3.6 (no f-strings, no annotations): the guard must be able to refuse.
 """
 import os
@@ -40,44 +31,36 @@ def build_id():
     return BUILD_ID
 
 
-def check_interpreter(supported=None, arch=None):
-    """None when this interpreter can run the file, else the one-line message."""
+def interpreter_problem(supported=None, arch=None):
+    """None when this interpreter can run the file, else what is wrong ("" for the
+    version or implementation; ``_ccm_boot.check_interpreter`` makes the message)."""
     supported = SUPPORTED if supported is None else tuple(supported)
-    arch = arch or ARCH or "x86_64"
     vi = sys.version_info
     impl = getattr(sys, "implementation", None)
-    name = impl.name if impl is not None else "python"
-    problem = None
-    if name != "cpython" or (vi[0], vi[1]) not in supported:
-        problem = ""
-    elif "t" in getattr(sys, "abiflags", ""):
-        problem = "free-threaded build"
-    elif sys.maxsize <= 2 ** 32:
-        problem = "32-bit build"
-    elif not sys.platform.startswith("linux"):
-        problem = "platform " + sys.platform
-    elif os.uname()[4] not in _MACHINES.get(arch, (arch,)):
-        problem = "machine " + os.uname()[4]
-    else:
-        try:
-            libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-        except (ValueError, OSError, AttributeError):
-            libc = ""
-        try:
-            glibc = tuple(int(x) for x in libc.split()[1].split(".")[:2])
-        except (IndexError, ValueError):
-            glibc = None
-        if not libc.startswith("glibc") or glibc is None:
-            problem = "no glibc (musl?)"
-        elif glibc < MIN_GLIBC:
-            problem = libc
-    if problem is None:
-        return None
-    running = "%s %d.%d.%d" % ({"cpython": "CPython"}.get(name, name), vi[0], vi[1], vi[2])
-    detail = running + (", " + problem if problem else "") + " at " + (sys.executable or "?")
-    return ("ccm: unsupported Python: running %s; this ccm.pyz supports CPython %s on %s "
-            "Linux with glibc >= %d.%d" % (detail, ", ".join("%d.%d" % v for v in supported)
-                                           or "(none)", arch, MIN_GLIBC[0], MIN_GLIBC[1]))
+    if (impl.name if impl is not None else "python") != "cpython" or (vi[0], vi[1]) not in supported:
+        return ""
+    if "t" in getattr(sys, "abiflags", ""):
+        return "free-threaded build"
+    if sys.maxsize <= 2 ** 32:
+        return "32-bit build"
+    if not sys.platform.startswith("linux"):
+        return "platform " + sys.platform
+    arch = arch or ARCH or "x86_64"
+    if os.uname()[4] not in _MACHINES.get(arch, (arch,)):
+        return "machine " + os.uname()[4]
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError, AttributeError):
+        libc = ""
+    try:
+        glibc = tuple(int(x) for x in libc.split()[1].split(".")[:2])
+    except (IndexError, ValueError):
+        glibc = None
+    if not libc.startswith("glibc") or glibc is None:
+        return "no glibc (musl?)"
+    if glibc < MIN_GLIBC:
+        return libc
+    return None
 
 
 def extraction_ok(target):
@@ -217,7 +200,7 @@ def add_site_packages(site_packages):
 
 def main():
     target = None
-    if check_interpreter() is None:
+    if interpreter_problem() is None:
         target = _fast_target(os.environ)
     if target is None:
         import _ccm_boot  # type: ignore[import-not-found]  # refusal, root choice, unpacking, shiv

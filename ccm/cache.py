@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def directory() -> Optional[str]:

@@ -8,7 +8,10 @@ gives the same digests and is as fast for a few KiB; it is slower on large input
 from __future__ import annotations
 
 import importlib
-from typing import Any, List
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List
 
 LARGE = 256 * 1024
 _builtin: List[Any] = []   # [the builtin sha256 constructor or None], once looked up

@@ -25,18 +25,21 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import time
 from contextlib import contextmanager
-from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple
 
+from ccm.lazyre import LazyPattern
 from ccm.model.errors import ProviderError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 RUN_START = time.time()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _MAX_HOPS = 40
-_TEMP = re.compile(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
+_TEMP = LazyPattern(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
 _swept: Set[Tuple[int, int, str]] = set()
 
 
@@ -334,6 +337,8 @@ def _syncfs_call() -> Any:
 
 
 def _kernel_at_least(major: int, minor: int) -> bool:
+    import re
+
     uname = os.uname()
     if uname.sysname != "Linux":
         return False
@@ -351,11 +356,9 @@ class DurableBatch:
     """
 
     def __init__(self, limit: int = 64):
-        try:
-            import resource
-
-            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        except (ImportError, OSError, ValueError):
+        try:   # glibc answers with the soft RLIMIT_NOFILE, without loading the resource module
+            soft = os.sysconf("SC_OPEN_MAX")
+        except (OSError, ValueError):
             soft = 1024
         soft = 1 << 20 if soft < 0 else soft   # RLIM_INFINITY
         self.limit = max(2, min(limit, (soft - 64) // 2))   # half the free descriptors at most

@@ -8,15 +8,24 @@ records the interrupted resource as failed ("interrupted by SIGTERM") and starts
 later one, and the command exits 128+signal (130, 143, 129) after printing what it has.
 
 Not: a way to survive SIGKILL (nothing is); temp files left by that are swept elsewhere.
+
+Handlers are installed through ``_signal`` (what ``signal.signal`` calls, without the
+``signal`` module's enum classes) and the runner is looked up in ``sys.modules``: a run
+that started no command never imports ``ccm.runner``, and has nothing to stop.
 """
 from __future__ import annotations
 
-import signal
-import threading
+import sys
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, Optional
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal   # the same functions and constants, as the type checker knows them
+    from typing import Any, Dict, Iterator, Optional
+else:
+    import _signal
+
+SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 KILL_GRACE = 2.0
 
 _received: Optional[int] = None
@@ -28,6 +37,8 @@ def received() -> Optional[int]:
 
 
 def signal_name(signum: int) -> str:
+    import signal
+
     return signal.Signals(signum).name
 
 
@@ -45,11 +56,14 @@ def _handler(signum: int, frame: Any) -> None:
     first = _received is None
     if first:
         _received = signum
-    from ccm import runner   # already imported by guard(): no import work in a handler
-
-    runner.stop_running_commands(signal.SIGTERM if first else signal.SIGKILL)
+    runner = sys.modules.get("ccm.runner")   # no import work in a handler
+    if runner is None:   # never imported: no command was started
+        return
+    runner.stop_running_commands(_signal.SIGTERM if first else _signal.SIGKILL)
     if first:
-        timer = threading.Timer(KILL_GRACE, runner.stop_running_commands, args=(signal.SIGKILL,))
+        import threading   # loaded by ccm.runner
+
+        timer = threading.Timer(KILL_GRACE, runner.stop_running_commands, args=(_signal.SIGKILL,))
         timer.daemon = True
         timer.start()
 
@@ -61,20 +75,19 @@ def guard() -> Iterator[None]:
     Only the main thread can install handlers; elsewhere (an agent's worker) this is a no-op.
     """
     global _received
-    if threading.current_thread() is not threading.main_thread():
+    threading = sys.modules.get("threading")   # not loaded: no thread was started, this is the main one
+    if threading is not None and threading.current_thread() is not threading.main_thread():
         yield
         return
-    import ccm.runner  # noqa: F401  (the handler uses it)
-
     _received = None
-    saved: Dict[signal.Signals, Any] = {}
+    saved: Dict[int, Any] = {}
     for sig in SIGNALS:
-        saved[sig] = signal.signal(sig, _handler)
+        saved[sig] = _signal.signal(sig, _handler)
     try:
         yield
     finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
+        for signum, old in saved.items():
+            _signal.signal(signum, old)
 
 
 def reset() -> None:

@@ -35,13 +35,15 @@ import fcntl
 import os
 import stat
 import sys
-import threading
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Dict, Iterator, Optional
+from _thread import RLock, allocate_lock
 
 from ccm.model.errors import LockTimeout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, Optional
 
 DEFAULT_TIMEOUT = 600.0
 _POLL_MIN, _POLL_MAX = 0.02, 0.25
@@ -200,6 +202,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _thread_name() -> str:
+    threading = sys.modules.get("threading")   # not loaded: no thread was started, this is the main one
+    return threading.current_thread().name if threading is not None else "MainThread"
+
+
 class GlobalLock:
     """A named lock held by at most one thread of one process at a time."""
 
@@ -207,7 +214,7 @@ class GlobalLock:
         self.name = name
         self._directory = directory
         self.timeout = timeout
-        self._rlock = threading.RLock()
+        self._rlock = RLock()   # threading.RLock's C implementation, without importing threading
         self._depth = 0
         self._fd: Optional[int] = None
         self._holder = ""   # what the in-process holder is doing (for in-process waiters)
@@ -250,7 +257,7 @@ class GlobalLock:
             raise
         self._fd = fd
         self._depth = 1
-        self._holder = f"thread {threading.current_thread().name}" + (f" ({operation})" if operation else "")
+        self._holder = f"thread {_thread_name()}" + (f" ({operation})" if operation else "")
 
     def release(self) -> None:
         if self._depth <= 0:
@@ -289,7 +296,7 @@ class GlobalLock:
             delay = min(delay * 2, _POLL_MAX)
 
     def _write_holder(self, fd: int, operation: str) -> None:
-        since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         text = (f"pid={os.getpid()}\nsince={since}\noperation={_one_line(redact_userinfo(operation))}\n"
                 f"command={_own_command_name()}\n")
         try:
@@ -366,7 +373,7 @@ def _open_lock_file(path: str, name: str) -> int:
 
 
 _named: Dict[str, GlobalLock] = {}
-_named_guard = threading.Lock()
+_named_guard = allocate_lock()
 
 
 def named(name: str) -> GlobalLock:

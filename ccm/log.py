@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
+from _thread import allocate_lock
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, TextIO, Tuple
+
     import logging
 
 DEBUG, INFO, WARN, ERROR = 10, 20, 30, 40
@@ -41,7 +43,7 @@ _LOG_DAEMON = 3  # syslog facility
 _SEVERITY = {DEBUG: 7, INFO: 6, WARN: 4, ERROR: 3}
 
 _state: Dict[str, Any] = {"user_level": INFO, "internal_level": WARN, "color": "auto", "syslog": None}
-_lock = threading.Lock()
+_lock = allocate_lock()
 
 
 def configure(*, debug: bool = False, info: bool = False, level: Optional[str] = None,

@@ -21,11 +21,9 @@ top-level ``ensure`` or manifest run starts).
 """
 from __future__ import annotations
 
-import copy
 import os
-import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional
+from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
@@ -33,9 +31,12 @@ from ccm.model.lazy import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
-from ccm.model.runner import CommandRunner
+from ccm.model.runner import CommandResult, CommandRunner
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence
+
     from ccm.apply.engine import ExecutionResult
     from ccm.apply.manifest import Manifest
     from ccm.registry import Registry, TypeSpec
@@ -57,6 +58,29 @@ class NoopMetrics:
         pass
 
 
+class DeferredRunner:
+    """The default ``CommandRunner``: a ``ccm.runner.SubprocessRunner`` made at the first
+    command, so that a run that starts none (a steady file manifest) never imports it and
+    its ``signal``/``threading`` set-up (issue 16)."""
+
+    __slots__ = ("_runner",)
+
+    def __init__(self) -> None:
+        self._runner: Optional[CommandRunner] = None
+
+    def run(self, argv: Sequence[str], *, cwd: Optional[str] = None,
+            env: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
+            path: Optional[str] = None, secrets: Sequence[str] = (),
+            stdin: Optional[bytes] = None, inherit_env: bool = False) -> CommandResult:
+        runner = self._runner
+        if runner is None:
+            from ccm.runner import SubprocessRunner
+
+            runner = self._runner = SubprocessRunner()
+        return runner.run(argv, cwd=cwd, env=env, timeout=timeout, path=path, secrets=secrets, stdin=stdin,
+                          inherit_env=inherit_env)
+
+
 class FactsCache:
     """Facts gathered on first use and kept until ``refresh`` (thread-safe).
 
@@ -66,7 +90,7 @@ class FactsCache:
 
     def __init__(self, facts: Optional[Dict[str, Any]], extra: Mapping[str, Any],
                  metrics: Metrics) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._fixed = facts is not None      # given by the caller: never re-gathered
         self._facts = facts
         self._extra = dict(extra)
@@ -113,11 +137,7 @@ class Manager:
         self.noop = noop
         self.working_dir = working_dir
         self.user_log: UserLog = user_log or UserLogger()
-        if runner is None:
-            from ccm.runner import SubprocessRunner
-
-            runner = SubprocessRunner()
-        self.runner: CommandRunner = runner
+        self.runner: CommandRunner = runner if runner is not None else DeferredRunner()
         if registry is None:
             from ccm.registry import default_registry
 
@@ -150,6 +170,8 @@ class Manager:
         """A manager sharing this one's facts cache, runner, registry, metrics, session,
         environment and template functions, with its own run settings (each defaults to
         this manager's current value)."""
+        import copy   # nested runs and agent workers only
+
         kid = copy.copy(self)   # shares every collaborator by reference
         kid.noop = self.noop if noop is None else noop
         kid.working_dir = self.working_dir if working_dir is None else working_dir
@@ -293,6 +315,8 @@ class Manager:
                     data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
         """A nested manifest: resolved and run by a child manager one level deeper, in
         this run's session (``ccm.model.manager.NestedApply``)."""
+        import copy
+
         from ccm.model.errors import CCMError
 
         kid = self.child(noop=self.noop or noop, depth=self.depth + 1,

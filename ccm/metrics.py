@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from _thread import allocate_lock
 
 from ccm.log import internal
+from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 log = internal("ccm.metrics")
 
@@ -27,13 +30,34 @@ COUNTER, SUMMARY, GAUGE = "counter", "summary", "gauge"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-@dataclass(frozen=True)
-class MetricDef:
+class MetricDef(ValueObject):
+    """One metric of the table: compared by value and hashable, never changed (a plain
+    class: ``--metrics-file`` runs skip dataclasses' class building, issue 16)."""
+
+    __slots__ = ("key", "name", "kind", "labels", "help")
+    _value_fields = __slots__
     key: str                   # what callers pass to observe()/inc()
     name: str                  # exposed name
     kind: str                  # counter | summary | gauge
     labels: Tuple[str, ...]
     help: str
+
+    def __init__(self, key: str, name: str, kind: str, labels: Tuple[str, ...], help: str) -> None:
+        set_ = object.__setattr__
+        set_(self, "key", key)
+        set_(self, "name", name)
+        set_(self, "kind", kind)
+        set_(self, "labels", labels)
+        set_(self, "help", help)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
+        return (self.__class__, self._values())
+
+    def __hash__(self) -> int:  # type: ignore[override]  # frozen: hashable, unlike ValueObject
+        return hash(self._values())
 
 
 def _d(key: str, name: str, kind: str, labels: str, help_text: str) -> MetricDef:
@@ -147,7 +171,7 @@ class Metrics:
     """In-process metric store with upstream's names, types and labels."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         # metric name -> label values -> value (counter) or [sum, count] (summary)
         self._values: Dict[str, Dict[Tuple[str, ...], Any]] = {d.name: {} for d in DEFINITIONS}
         for d in DEFINITIONS:
@@ -251,7 +275,8 @@ def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
                         port, host, name="ccm-metrics")
 
 
-Route = Callable[[], Tuple[bytes, str]]
+if TYPE_CHECKING:
+    Route = Callable[[], Tuple[bytes, str]]
 
 
 def serve_routes(routes: Dict[str, Route], port: int, host: str = "127.0.0.1", *, name: str,
@@ -286,6 +311,8 @@ def serve_routes(routes: Dict[str, Route], port: int, host: str = "127.0.0.1", *
         Handler.server_version = server_version
     server = ThreadingHTTPServer((host, int(port)), Handler)
     server.daemon_threads = True
+    import threading
+
     thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     return server

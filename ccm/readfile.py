@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import IO, Optional
 
 from ccm.model.errors import ValidationError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Optional
 
 DEFAULT_LIMIT = 64 << 20
 ENV_LIMIT = "CCM_MAX_DOCUMENT_BYTES"

@@ -14,11 +14,14 @@ stderr (``install_streams``: --render, --json, logs, errors) and session event f
 """
 from __future__ import annotations
 
-import re
-from typing import IO, Any, Iterable, Set, Tuple
+from ccm.lazyre import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Iterable, Set, Tuple
 
 REDACTED = "REDACTED"
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_SCHEME = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _WORD_END = frozenset(" \t\r\n\"'<>`,;")
 
 

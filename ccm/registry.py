@@ -13,13 +13,16 @@ ordering clock (``ccm.session.directory``), both locked.
 from __future__ import annotations
 
 import importlib
-import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from _thread import RLock, allocate_lock   # threading's locks, without importing threading
 
 from ccm.log import internal
 from ccm.model.errors import NoSuitableProvider, ValidationError
 from ccm.model.resource import COMMON_FIELDS, Field, Properties, TypeLogic
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 log = internal("ccm.registry")
 
@@ -115,7 +118,7 @@ def _import(path: str) -> Any:
 
 class Registry:
     def __init__(self, builtin_types: Optional[Mapping[str, str]] = None):
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._type_paths: Dict[str, str] = dict(builtin_types or {})
         self._types: Dict[str, TypeSpec] = {}
         self._factories: Dict[str, Dict[str, Any]] = {}
@@ -236,7 +239,7 @@ def _probe_failed(factory: Any, exc: Exception) -> None:
 
 
 _registry: Optional[Registry] = None
-_registry_lock = threading.Lock()
+_registry_lock = allocate_lock()
 
 
 def default_registry() -> Registry:

@@ -24,9 +24,19 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
+from collections import namedtuple
 
 from ccm.model.errors import ManifestError, ValidationError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
+
+    class _ChecksumFields(NamedTuple):
+        algorithm: str
+        hexdigest: str
+else:   # what typing.NamedTuple builds, without importing typing
+    _ChecksumFields = namedtuple("Checksum", ("algorithm", "hexdigest"), module=__name__)
 
 __all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
            "redact_url"]
@@ -39,9 +49,8 @@ _CHUNK = 1 << 20
 _ALGORITHMS = {"sha256": 64}
 
 
-class Checksum(NamedTuple):
-    algorithm: str
-    hexdigest: str
+class Checksum(_ChecksumFields):
+    __slots__ = ()
 
     def __str__(self) -> str:
         return f"{self.algorithm}:{self.hexdigest}"

@@ -2,11 +2,13 @@
 end-of-run summary blocks, in upstream's shape."""
 from __future__ import annotations
 
-from typing import Any, List, Tuple
-
 from ccm.log import ERROR, INFO, WARN
 from ccm.model.durations import go_duration, round_ms, truncate_ms
 from ccm.model.events import SessionSummary, TransactionEvent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, Tuple
 
 
 def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]]:

@@ -185,6 +185,11 @@ def test_import_ccm_and_help_never_import_heavy_modules():
 STEADY_APPLY_NEVER_IMPORTS = (
     "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
     "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
+    # issue 16, the fixed cost: typing only under TYPE_CHECKING (ccm.model.lite_typing at run time),
+    # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
+    # the command runner made at the first command
+    "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
+    "signal", "copy", "json", "resource", "ccm.runner",
 )
 
 
@@ -197,11 +202,15 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     manifest.write_text("ccm:\n  resources:\n    - file:\n        - %s:\n            ensure: present\n"
                         "            content: \"x\\n\"\n            owner: \"%d\"\n            group: \"%d\"\n"
                         "            mode: \"0644\"\n" % (target, os.getuid(), os.getgid()))
+    # -S: no site (a venv's or pyenv's .pth files and site load re, typing, urllib ...); the
+    # dependencies come from this interpreter's site-packages on PYTHONPATH instead
+    site_dirs = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
     env = dict(os.environ, HOME=str(tmp_path), CCM_CACHE_DIR=str(tmp_path / "cache"),
-               CCM_LOCK_DIR=str(tmp_path / "locks"), PYTHONPATH=ROOT)
-    code = ("import json, sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r]);"
-            "print(json.dumps([rc, sorted(sys.modules)]))" % str(manifest))
-    runs = [subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
+               CCM_LOCK_DIR=str(tmp_path / "locks"), PYTHONPATH=os.pathsep.join([ROOT] + site_dirs))
+    # the module list is taken before json (which imports re) is loaded to print it
+    code = ("import sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r]);"
+            "mods = sorted(sys.modules); import json; print(json.dumps([rc, mods]))" % str(manifest))
+    runs = [subprocess.run([sys.executable, "-S", "-c", code], cwd=str(tmp_path), env=env, capture_output=True,
                            text=True, timeout=120) for _ in range(2)]  # first run, then steady
     for r in runs:
         assert r.returncode == 0 and json.loads(r.stdout.strip().splitlines()[-1])[0] == 0, r.stderr
@@ -209,8 +218,121 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     rc, loaded = json.loads(runs[1].stdout.strip().splitlines()[-1])
     assert rc == 0
     # what this interpreter loads before any code of ours (a pyenv build's site loads urllib)
-    bare = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+    bare = subprocess.run([sys.executable, "-S", "-c", "import sys; mods = sorted(sys.modules); import json; "
+                           "print(json.dumps(mods))"],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=60)
     ours = set(loaded) - set(json.loads(bare.stdout))
     unwanted = sorted(m for m in ours if m in STEADY_APPLY_NEVER_IMPORTS or m.split(".")[0] in ("nats", "jsonschema"))
     assert unwanted == [], unwanted
+
+
+# --- names imported for the type checker only ------------------------------------------------
+
+def _is_type_checking_if(node):
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
+
+
+def _bound(nodes):
+    """Names a sequence of statements binds in its own scope (not in nested functions)."""
+    out = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def runtime_uses_of_type_checking_names(source):
+    """(line, name): a name bound only under ``if TYPE_CHECKING:`` but evaluated when the
+    module runs (a NameError waiting for that line: annotations are not evaluated here)."""
+    tree = ast.parse(source)
+    checking = set()
+    for node in tree.body:
+        if _is_type_checking_if(node):
+            checking |= _bound(node.body)
+    runtime = _bound([n for n in tree.body if not _is_type_checking_if(n)])
+    for node in tree.body:
+        if _is_type_checking_if(node):
+            runtime |= _bound(node.orelse)
+    suspects = checking - runtime
+    found = []
+
+    def visit(node, local):
+        if _is_type_checking_if(node):
+            for sub in node.orelse:
+                visit(sub, local)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            for a in args.args + args.kwonlyargs + args.posonlyargs:
+                if a.annotation is not None:
+                    pass   # not evaluated (from __future__ import annotations)
+            for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+                visit(default, local)
+            for deco in getattr(node, "decorator_list", []):
+                visit(deco, local)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            inner = local | _bound(body) | {a.arg for a in args.args + args.kwonlyargs + args.posonlyargs}
+            inner |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+            for sub in body:
+                visit(sub, inner)
+            return
+        if isinstance(node, ast.ClassDef):
+            for part in node.bases + node.keywords + node.decorator_list:
+                visit(part, local)
+            for sub in node.body:
+                visit(sub, local)
+            return
+        if isinstance(node, ast.AnnAssign):
+            for part in (node.target, node.value):
+                if part is not None:
+                    visit(part, local)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in suspects and node.id not in local:
+                found.append((node.lineno, node.id))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, local)
+
+    for node in tree.body:
+        visit(node, set())
+    return sorted(set(found))
+
+
+def test_runtime_uses_of_type_checking_names_are_found():
+    bad = ("from __future__ import annotations\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n"
+           "    from typing import Dict, Mapping, Tuple\nAlias = Tuple[int, int]\n"
+           "def f(x: Mapping) -> Dict[str, int]:\n    y: Dict[str, int] = {}\n"
+           "    return isinstance(x, Mapping)\n")
+    assert runtime_uses_of_type_checking_names(bad) == [(5, "Tuple"), (8, "Mapping")]
+    good = ("from __future__ import annotations\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n"
+            "    from typing import Protocol\n    Alias = int\nelse:\n    from x import Protocol\n"
+            "class P(Protocol):\n    a: Alias\ndef g() -> Alias:\n    import threading\n"
+            "    return threading\n")
+    assert runtime_uses_of_type_checking_names(good) == []
+
+
+def test_names_imported_for_the_type_checker_are_not_used_at_run_time():
+    """Typing lives under ``if TYPE_CHECKING:`` on the plain apply path (issue 16): a module
+    using such a name in a run-time expression (a type alias, ``isinstance``, a base class)
+    fails with NameError only when that line runs; found here for every module."""
+    problems = []
+    for module, path in sorted(ALL.items()):
+        with open(path, encoding="utf-8") as fh:
+            for line, name in runtime_uses_of_type_checking_names(fh.read()):
+                problems.append(f"{module}:{line}: {name}")
+    assert problems == [], problems

@@ -30,12 +30,15 @@ temp files, which the next run removes (``fsafe.sweep_stale``).
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional, Set
 
 from ccm import fsafe
 from ccm.log import internal
 from ccm.model.events import TransactionEvent
 from ccm.model.resource import Properties, is_templated
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Set
 
 log = internal("ccm.apply")
 

@@ -3,7 +3,6 @@ each recorded before the next starts (so ``require``/``subscribe`` see it)."""
 from __future__ import annotations
 
 import time
-from typing import Any, List, Optional
 
 from ccm import interrupt
 from ccm.apply.batch import RunBatch
@@ -11,12 +10,18 @@ from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
-from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
+from ccm.model.events import SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
 from ccm.model.value import ValueObject
 from ccm.report import log_event
 from ccm.resources import base
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, Optional
+
+    from ccm.model.events import RecordedEvent
 
 log = internal("ccm.apply")
 

@@ -6,12 +6,15 @@ raises ``ManifestError`` naming the resource and field, and nothing has run yet.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
 from ccm.model.resource import Properties, is_templated
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 log = internal("ccm.apply")
 

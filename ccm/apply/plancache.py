@@ -34,11 +34,14 @@ import marshal
 import os
 import sys
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
 
 from ccm.digest import sha256
 from ccm.model.resource import Properties, is_templated
 from ccm.model.textint import TextInt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 MAGIC = b"ccm-plan 1\n"
 PREFIX = "plan-"

@@ -8,10 +8,13 @@ changes. Thread-safe: one lock, held while a loader runs, so a batch is queried 
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
 from ccm.model.resource import is_templated
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 
 
 class RunCache:
@@ -21,7 +24,7 @@ class RunCache:
             if isinstance(name, str) and name and not is_templated(name):
                 by_type.setdefault(type_name, {})[name] = None
         self._expected: Dict[str, List[str]] = {t: list(n) for t, n in by_type.items()}
-        self._lock = threading.RLock()
+        self._lock = RLock()
         self._data: Dict[str, Any] = {}
 
     @classmethod

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, List, Optional
 
 from ccm.cli.fastargs import Option, bool_option, option
 from ccm.cli.setup import build_manager, cli_facts
 from ccm.model.errors import ValidationError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, List, Optional
+
     from ccm.cli.common import ArgumentParser
 
 EXIT_REJECTED = 1

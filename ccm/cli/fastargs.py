@@ -23,12 +23,16 @@ and ``metavar``.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
     import argparse
 
-Option = Tuple[Tuple[str, ...], Dict[str, Any]]  # the arguments of one add_argument call
+    Option = Tuple[Tuple[str, ...], Dict[str, Any]]  # the arguments of one add_argument call
+else:
+    Option = tuple
 
 SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS (checked by the tests), without importing argparse
 _ACTIONS = (None, "store", "store_true", "store_false", "append")

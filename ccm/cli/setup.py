@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 
 def current_owner() -> "tuple[str, str]":
@@ -24,8 +27,6 @@ def current_owner() -> "tuple[str, str]":
 
 def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dict[str, Any]:
     """``--fact`` map, then ``--facts`` file deep-merged over it (file wins)."""
-    from ccm.data.merge import deep_merge
-
     facts: Dict[str, Any] = {}
     if fact_items:  # ccm.cli.common imports argparse
         from ccm.cli.common import parse_map
@@ -33,6 +34,7 @@ def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dic
         facts = dict(parse_map(fact_items))
     if facts_file:
         from ccm.cli.common import load_data_file
+        from ccm.data.merge import deep_merge
 
         facts = deep_merge(facts, load_data_file(facts_file))
     return facts

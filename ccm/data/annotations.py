@@ -10,11 +10,14 @@ are logged at WARN. Not: a YAML parser; the document itself is parsed elsewhere.
 """
 from __future__ import annotations
 
-import re
-from typing import List, Optional, Tuple
 
+from ccm.lazyre import LazyPattern
 from ccm.log import internal
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 log = internal("ccm.data.annotations")
 
@@ -22,7 +25,7 @@ REQUIRE = "require"
 VALIDATE = "validate"
 SENSITIVE = "sensitive"
 
-_BLOCK_SCALAR = re.compile(r"^(?:[&!]\S*\s+)*[|>][-+0-9]*$")
+_BLOCK_SCALAR = LazyPattern(r"^(?:[&!]\S*\s+)*[|>][-+0-9]*$")
 
 
 class Rule(ValueObject):

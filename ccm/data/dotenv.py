@@ -9,9 +9,12 @@ values or escapes.
 from __future__ import annotations
 
 import os
-from typing import Dict, Mapping
 
 from ccm.log import internal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Mapping
 
 log = internal("ccm.data.dotenv")
 
@@ -44,10 +47,10 @@ def build_environ(process_env: Mapping[str, str], cwd: str, read_env: bool = Tru
     if not read_env:
         return env
     path = os.path.join(cwd, ".env")
-    from ccm.readfile import read_text
-
     if not os.path.lexists(path):
         return env
+    from ccm.readfile import read_text
+
     text = read_text(path, "environment file")
     env.update(parse_dotenv(text))
     return env

@@ -16,13 +16,17 @@ a crash.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
 
 from ccm.data.annotations import REQUIRE, VALIDATE, Rule, parse_annotations
 from ccm.data.merge import deep_merge, shallow_merge
 from ccm.model.errors import ValidationError
 from ccm.model.resource import is_templated
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 __all__ = ["Rule", "Resolution", "resolve", "validate_rules", "normalize_numbers", "looks_like_json"]
 

@@ -7,12 +7,17 @@ either side. Not: a merge of arbitrary objects (only dict/list containers recurs
 """
 from __future__ import annotations
 
-import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def deep_merge(left: Any, right: Any) -> Any:
     """Merge ``right`` over ``left`` (right wins)."""
+    import copy   # here: a run that merges nothing does not load it
+
     if isinstance(left, Mapping) and isinstance(right, Mapping):
         out = {k: copy.deepcopy(v) for k, v in left.items()}
         for key, value in right.items():
@@ -28,6 +33,8 @@ def deep_merge(left: Any, right: Any) -> Any:
 
 def shallow_merge(left: Mapping, right: Mapping) -> dict:
     """Top-level keys of ``right`` replace those of ``left`` (Hiera ``merge: first``)."""
+    import copy
+
     out = {k: copy.deepcopy(v) for k, v in left.items()}
     for key, value in right.items():
         out[key] = copy.deepcopy(value)

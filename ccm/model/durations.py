@@ -5,8 +5,10 @@ Pure functions; both directions are needed for wire compatibility with upstream
 """
 from __future__ import annotations
 
-import re
-from typing import List, Optional, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import List, Optional, Union
 
 _UNITS_NS = {
     "ns": 1,
@@ -27,6 +29,8 @@ _PART: List["re.Pattern[str]"] = []   # compiled on first use: not every run par
 
 def _part() -> "re.Pattern[str]":
     if not _PART:
+        import re
+
         _PART.append(re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w|M|y)"))
     return _PART[0]
 
@@ -53,7 +57,7 @@ def parse_duration_ns(text: Union[str, int, float]) -> int:
         s = s[1:]
     if s == "0":
         return 0
-    if re.fullmatch(r"[0-9]+", s):
+    if s.isascii() and s.isdigit():   # [0-9]+
         return sign * int(s) * 1_000_000_000
     pos = 0
     total = 0.0

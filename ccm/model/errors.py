@@ -13,7 +13,9 @@
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Optional
 
 
 class CCMError(Exception):

@@ -1,16 +1,22 @@
 """Transaction events, session start events, resource states and the session summary.
 
-One dataclass per wire object; JSON field order and omit-empty rules follow upstream
+One class per wire object; JSON field order and omit-empty rules follow upstream
 exactly (``events-and-observability.md``), so mixed fleets parse each other's events.
+They are plain classes with what ``@dataclass`` gave them (keyword or positional
+construction in field order, equality and repr over the fields, no hash: ``ValueObject``)
+because building dataclasses costs every process ``dataclasses`` and ``inspect`` (issue 16).
 """
 from __future__ import annotations
 
 import os
-import threading
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Tuple, Union
+from _thread import allocate_lock
+
+from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
 EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
 SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
@@ -51,6 +57,8 @@ def rfc3339(ns: Optional[int]) -> str:
         if 1 <= tm.tm_year <= 9999:
             base = "%d-%02d-%02dT%02d:%02d:%02d" % tm[:6]
         else:
+            from datetime import datetime, timezone
+
             base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         _last_second = (secs, base)
     if frac:
@@ -73,6 +81,8 @@ def parse_rfc3339(text: str) -> int:
             s = s[:sign_pos]
             hh, mm = off[1:].split(":")
             tz = (int(hh) * 3600 + int(mm) * 60) * (1 if off[0] == "+" else -1)
+    from datetime import datetime, timezone
+
     frac_ns = 0
     if "." in s:
         s, frac = s.split(".", 1)
@@ -88,7 +98,7 @@ _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 _random_pool = bytearray()
-_random_lock = threading.Lock()
+_random_lock = allocate_lock()
 
 
 def _reset_pool() -> None:
@@ -111,18 +121,36 @@ def _random16() -> bytes:
     return chunk
 
 
-_B62_PAIRS = [a + b for a in _B62 for b in _B62]  # two digits per divmod: 14 steps, not 27
+# Two digits per divmod (14 steps, not 27), once a run makes enough ids to pay for the
+# 3,844-entry table: a small run (a few ids) is cheaper digit by digit.
+_B62_PAIRS: List[str] = []
+_PAIRS_AFTER = 32
+_ids_made = 0
+
+
+def _base62(n: int) -> str:
+    global _ids_made
+    out = []
+    pairs = _B62_PAIRS
+    if not pairs:
+        _ids_made += 1
+        if _ids_made <= _PAIRS_AFTER:
+            while n:
+                n, r = divmod(n, 62)
+                out.append(_B62[r])
+            return "".join(reversed(out))
+        pairs.extend(a + b for a in _B62 for b in _B62)
+    while n:
+        n, r = divmod(n, 3844)
+        out.append(pairs[r])
+    return "".join(reversed(out))
 
 
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
     secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
     n = int.from_bytes(secs.to_bytes(4, "big") + _random16(), "big")
-    out = []
-    while n:
-        n, r = divmod(n, 3844)
-        out.append(_B62_PAIRS[r])
-    return "".join(reversed(out)).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
+    return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
 def is_ksuid(text: str) -> bool:
@@ -131,26 +159,33 @@ def is_ksuid(text: str) -> bool:
 
 # --- resource state ---------------------------------------------------------------------
 
-@dataclass
-class ResourceState:
+class ResourceState(ValueObject):
     """The observed state a type reports (``status`` in events).
 
     ``extra`` holds the per-type fields that follow the common ones (``metadata`` for
     most types; ``exitcode`` and the guard flags for exec; counts for apply).
+    ``internal``: working values a type keeps between its steps (never serialised, not
+    compared, not in the repr).
     """
 
-    type: str
-    name: str
-    ensure: str = ""
-    changed: bool = False
-    refreshed: bool = False
-    stable: bool = False
-    noop: bool = False
-    noop_message: str = ""
-    timestamp_ns: int = field(default_factory=now_ns)
-    extra: Dict[str, Any] = field(default_factory=dict)
-    # Working values a type keeps between its steps (never serialised).
-    internal: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _value_fields = ("type", "name", "ensure", "changed", "refreshed", "stable", "noop", "noop_message",
+                     "timestamp_ns", "extra")
+
+    def __init__(self, type: str, name: str, ensure: str = "", changed: bool = False, refreshed: bool = False,
+                 stable: bool = False, noop: bool = False, noop_message: str = "",
+                 timestamp_ns: Optional[int] = None, extra: Optional[Dict[str, Any]] = None,
+                 internal: Optional[Dict[str, Any]] = None) -> None:
+        self.type = type
+        self.name = name
+        self.ensure = ensure
+        self.changed = changed
+        self.refreshed = refreshed
+        self.stable = stable
+        self.noop = noop
+        self.noop_message = noop_message
+        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
+        self.extra: Dict[str, Any] = {} if extra is None else extra
+        self.internal: Dict[str, Any] = {} if internal is None else internal
 
     @property
     def metadata(self) -> Dict[str, Any]:
@@ -190,12 +225,14 @@ class ResourceState:
 
 # --- health check results ---------------------------------------------------------------
 
-@dataclass
-class HealthCheckResult:
-    status: int
-    tries: int = 1
-    output: str = ""
-    name: str = ""   # not on the wire; used for logs and metrics
+class HealthCheckResult(ValueObject):
+    _value_fields = ("status", "tries", "output", "name")
+
+    def __init__(self, status: int, tries: int = 1, output: str = "", name: str = "") -> None:
+        self.status = status
+        self.tries = tries
+        self.output = output
+        self.name = name   # not on the wire; used for logs and metrics
 
     @property
     def status_name(self) -> str:
@@ -235,30 +272,42 @@ class _Labelled:
         return f"{self.type}#{self.name}"
 
 
-@dataclass
-class TransactionEvent(_Labelled):
-    type: str
-    name: str
-    provider: str = ""
-    alias: str = ""
-    requested_ensure: str = ""
-    final_ensure: str = ""
-    duration_ns: int = 0
-    properties: Dict[str, Any] = field(default_factory=dict)
-    status: Optional[ResourceState] = None
-    noop_message: str = ""
-    health_checks: List[HealthCheckResult] = field(default_factory=list)
-    health_check_only: bool = False
-    errors: List[str] = field(default_factory=list)
-    changed: bool = False
-    refreshed: bool = False
-    failed: bool = False
-    skipped: bool = False
-    noop: bool = False
-    unmet_requirements: List[str] = field(default_factory=list)
-    event_id: str = field(default_factory=new_ksuid)
-    timestamp_ns: int = field(default_factory=now_ns)
-    protocol: str = EVENT_PROTOCOL
+class TransactionEvent(_Labelled, ValueObject):
+    _value_fields = ("type", "name", "provider", "alias", "requested_ensure", "final_ensure", "duration_ns",
+                     "properties", "status", "noop_message", "health_checks", "health_check_only", "errors",
+                     "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "event_id",
+                     "timestamp_ns", "protocol")
+
+    def __init__(self, type: str, name: str, provider: str = "", alias: str = "", requested_ensure: str = "",
+                 final_ensure: str = "", duration_ns: int = 0, properties: Optional[Dict[str, Any]] = None,
+                 status: Optional[ResourceState] = None, noop_message: str = "",
+                 health_checks: Optional[List[HealthCheckResult]] = None, health_check_only: bool = False,
+                 errors: Optional[List[str]] = None, changed: bool = False, refreshed: bool = False,
+                 failed: bool = False, skipped: bool = False, noop: bool = False,
+                 unmet_requirements: Optional[List[str]] = None, event_id: Optional[str] = None,
+                 timestamp_ns: Optional[int] = None, protocol: str = EVENT_PROTOCOL) -> None:
+        self.type = type
+        self.name = name
+        self.provider = provider
+        self.alias = alias
+        self.requested_ensure = requested_ensure
+        self.final_ensure = final_ensure
+        self.duration_ns = duration_ns
+        self.properties: Dict[str, Any] = {} if properties is None else properties
+        self.status = status
+        self.noop_message = noop_message
+        self.health_checks: List[HealthCheckResult] = [] if health_checks is None else health_checks
+        self.health_check_only = health_check_only
+        self.errors: List[str] = [] if errors is None else errors
+        self.changed = changed
+        self.refreshed = refreshed
+        self.failed = failed
+        self.skipped = skipped
+        self.noop = noop
+        self.unmet_requirements: List[str] = [] if unmet_requirements is None else unmet_requirements
+        self.event_id: str = new_ksuid() if event_id is None else event_id
+        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
+        self.protocol = protocol
 
     def fail(self, message: str) -> None:
         self.failed = True
@@ -349,14 +398,27 @@ class EventRecord(_Labelled):
         return f"EventRecord({self.ref}, failed={self.failed}, changed={self.changed})"
 
 
-RecordedEvent = Union[TransactionEvent, EventRecord]   # what a session store keeps of an event
+if TYPE_CHECKING:
+    RecordedEvent = Union[TransactionEvent, EventRecord]   # what a session store keeps of an event
+else:
+    def __getattr__(name: str) -> Any:
+        """``RecordedEvent``, built when a module imports it at run time (with typing: the
+        plain apply path imports it only for annotations, and no typing at all)."""
+        if name == "RecordedEvent":
+            from typing import Union
+
+            return Union[TransactionEvent, EventRecord]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass
-class SessionStartEvent:
-    event_id: str = field(default_factory=new_ksuid)
-    timestamp_ns: int = field(default_factory=now_ns)
-    protocol: str = SESSION_START_PROTOCOL
+class SessionStartEvent(ValueObject):
+    _value_fields = ("event_id", "timestamp_ns", "protocol")
+
+    def __init__(self, event_id: Optional[str] = None, timestamp_ns: Optional[int] = None,
+                 protocol: str = SESSION_START_PROTOCOL) -> None:
+        self.event_id: str = new_ksuid() if event_id is None else event_id
+        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
+        self.protocol = protocol
 
     def to_dict(self) -> Dict[str, Any]:
         return {"protocol": self.protocol, "event_id": self.event_id,
@@ -369,25 +431,37 @@ class SessionStartEvent:
 
 # --- summary ----------------------------------------------------------------------------
 
-@dataclass
-class SessionSummary:
-    start_time_ns: int = 0
-    end_time_ns: int = 0
-    total_duration_ns: int = 0
-    total_resources: int = 0
-    unique_resources: int = 0
-    changed_resources: int = 0
-    failed_resources: int = 0
-    skipped_resources: int = 0
-    stable_resources: int = 0
-    refreshed_count: int = 0
-    requirements_unmet_count: int = 0
-    health_checked_count: int = 0
-    health_check_ok_count: int = 0
-    health_check_warning_count: int = 0
-    health_check_critical_count: int = 0
-    health_check_unknown_count: int = 0
-    total_errors: int = 0
+class SessionSummary(ValueObject):
+    _value_fields = ("start_time_ns", "end_time_ns", "total_duration_ns", "total_resources",
+                     "unique_resources", "changed_resources", "failed_resources", "skipped_resources",
+                     "stable_resources", "refreshed_count", "requirements_unmet_count", "health_checked_count",
+                     "health_check_ok_count", "health_check_warning_count", "health_check_critical_count",
+                     "health_check_unknown_count", "total_errors")
+
+    def __init__(self, start_time_ns: int = 0, end_time_ns: int = 0, total_duration_ns: int = 0,
+                 total_resources: int = 0, unique_resources: int = 0, changed_resources: int = 0,
+                 failed_resources: int = 0, skipped_resources: int = 0, stable_resources: int = 0,
+                 refreshed_count: int = 0, requirements_unmet_count: int = 0, health_checked_count: int = 0,
+                 health_check_ok_count: int = 0, health_check_warning_count: int = 0,
+                 health_check_critical_count: int = 0, health_check_unknown_count: int = 0,
+                 total_errors: int = 0) -> None:
+        self.start_time_ns = start_time_ns
+        self.end_time_ns = end_time_ns
+        self.total_duration_ns = total_duration_ns
+        self.total_resources = total_resources
+        self.unique_resources = unique_resources
+        self.changed_resources = changed_resources
+        self.failed_resources = failed_resources
+        self.skipped_resources = skipped_resources
+        self.stable_resources = stable_resources
+        self.refreshed_count = refreshed_count
+        self.requirements_unmet_count = requirements_unmet_count
+        self.health_checked_count = health_checked_count
+        self.health_check_ok_count = health_check_ok_count
+        self.health_check_warning_count = health_check_warning_count
+        self.health_check_critical_count = health_check_critical_count
+        self.health_check_unknown_count = health_check_unknown_count
+        self.total_errors = total_errors
 
     @classmethod
     def build(cls, events: List[Any]) -> "SessionSummary":

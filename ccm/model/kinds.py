@@ -8,9 +8,13 @@ contracts). Adding a kind is one class here; nothing else switches on kinds.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
-
 from ccm.model.errors import ValidationError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
+else:
+    from ccm.model.lite_typing import Protocol
 
 HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sleep", "timeout")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")

@@ -6,10 +6,17 @@ content has no template does not), so the manager hands out a lazy view.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterator, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, Optional
+
+    _StrMapping = Mapping[str, Any]
+else:
+    _StrMapping = Mapping
 
 
-class LazyMapping(Mapping[str, Any]):
+class LazyMapping(_StrMapping):
     def __init__(self, loader: Callable[[], Dict[str, Any]]):
         self._loader = loader
         self._value: Optional[Dict[str, Any]] = None

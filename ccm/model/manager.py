@@ -8,12 +8,18 @@ with mypy and at run time). Resources never see a manager: they get a
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
-
-from ccm.model.events import RecordedEvent, ResourceState, SessionSummary, TransactionEvent
+from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
 from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+    from ccm.model.events import RecordedEvent
+else:
+    from ccm.model.lite_typing import Protocol
 
 
 class UserLog(Protocol):

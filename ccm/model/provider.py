@@ -5,14 +5,36 @@ capability protocol. A ``ProviderFactory`` is the registration unit.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
-
 from ccm.model.resource import Properties
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
-class Manageable(NamedTuple):
-    usable: bool
-    priority: int = 1
+    class Manageable(NamedTuple):
+        usable: bool
+        priority: int = 1
+else:
+    from ccm.model.lite_typing import Protocol
+
+    class Manageable(tuple):
+        """What typing.NamedTuple makes of the class above (a tuple with named fields),
+        without typing or collections.namedtuple's eval at import time."""
+
+        __slots__ = ()
+        _fields = ("usable", "priority")
+
+        def __new__(cls, usable: bool, priority: int = 1) -> "Manageable":
+            return tuple.__new__(cls, (usable, priority))
+
+        usable = property(lambda self: self[0])
+        priority = property(lambda self: self[1])
+
+        def __getnewargs__(self) -> "tuple[bool, int]":
+            return (self[0], self[1])
+
+        def __repr__(self) -> str:
+            return f"Manageable(usable={self[0]!r}, priority={self[1]!r})"
 
 
 class Provider(Protocol):

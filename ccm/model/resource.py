@@ -6,9 +6,6 @@ type names by hand.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
-
 from ccm.model.errors import ResourceError, ValidationError
 # Field kinds are objects (``ccm.model.kinds``); re-exported here, where type modules import them.
 from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTROL as CONTROL,
@@ -19,9 +16,14 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
 from ccm.model.kinds import Kind, kind_named
 from ccm.model.value import ValueObject
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
+
     from ccm.model.manager import ChildRun, NestedApply, UserLog
     from ccm.model.runner import CommandRunner
+else:
+    from ccm.model.lite_typing import Generic
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -29,19 +31,68 @@ DEFERRED = "deferred"  # after the control gate, when the resource runs
 NEVER = "never"        # never templated (expressions themselves, or booleans/ints)
 
 
-@dataclass(frozen=True)
 class Field:
-    key: str
-    kind: Kind = STR              # a Kind, or its name (normalised to the Kind)
-    template: str = PARSE
-    default: Any = None
-    choices: Tuple[str, ...] = ()
-    always_emit: bool = False
-    typed_keys: bool = False   # map keys templated too (scaffold data)
-    redact: Optional[Callable[[Any], Any]] = None   # applied by to_dict (secrets never reach events)
+    """One declared property: frozen, compared and hashed by its values (what a frozen
+    ``@dataclass`` gave it, without building one at import time: issue 16).
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", kind_named(self.kind))
+    ``kind``: a Kind, or its name (normalised to the Kind); ``typed_keys``: map keys
+    templated too (scaffold data); ``redact``: applied by ``to_dict`` (secrets never
+    reach events)."""
+
+    __slots__ = ("key", "kind", "template", "default", "choices", "always_emit", "typed_keys", "redact")
+
+    key: str
+    kind: Kind
+    template: str
+    default: Any
+    choices: Tuple[str, ...]
+    always_emit: bool
+    typed_keys: bool
+    redact: Optional[Callable[[Any], Any]]
+
+    def __init__(self, key: str, kind: Any = STR, template: str = PARSE, default: Any = None,
+                 choices: Tuple[str, ...] = (), always_emit: bool = False, typed_keys: bool = False,
+                 redact: Optional[Callable[[Any], Any]] = None) -> None:
+        init = object.__setattr__
+        init(self, "key", key)
+        init(self, "kind", kind_named(kind))
+        init(self, "template", template)
+        init(self, "default", default)
+        init(self, "choices", choices)
+        init(self, "always_emit", always_emit)
+        init(self, "typed_keys", typed_keys)
+        init(self, "redact", redact)
+
+    def _values(self) -> Tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def replace(self, **changes: Any) -> "Field":
+        """A copy with ``changes`` applied (``dataclasses.replace``)."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return Field(**values)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
+        return (self.__class__, self._values())
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Field)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Field({inner})"
 
 
 COMMON_FIELDS: Tuple[Field, ...] = (
@@ -208,7 +259,10 @@ class ResourceContext:
                                        deny_apply=deny_apply, label=label)
 
 
-ProviderT = TypeVar("ProviderT")
+if TYPE_CHECKING:
+    ProviderT = TypeVar("ProviderT")
+else:
+    ProviderT = "ProviderT"   # typing's TypeVar is for the type checker only
 
 
 class TypeLogic(Generic[ProviderT]):

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
 
 from ccm.model.value import ValueObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
+else:
+    from ccm.model.lite_typing import Protocol
 
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.

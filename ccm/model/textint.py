@@ -5,7 +5,9 @@ Here, apart from ``ccm.yamlio`` (which makes them), so code that only carries su
 """
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class TextInt(int):

@@ -9,7 +9,9 @@ Not: a dataclass replacement in general (no ordering, no ``replace``, no fields(
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Optional, Tuple
 
 
 class ValueObject:

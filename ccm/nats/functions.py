@@ -8,9 +8,11 @@ fail only the resource whose template called them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
-
 from ccm.model.errors import CCMError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict
 
 NAMES = frozenset({"kvGet", "registrations"})
 

@@ -10,7 +10,6 @@ caller except programming errors, so one bad resource never aborts a run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
@@ -19,7 +18,10 @@ from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.resources import properties as P
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
+
     from ccm.registry import TypeSpec
 
 log = internal("ccm.resources")

@@ -10,11 +10,14 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-import threading
+from _thread import allocate_lock   # threading.Lock, without importing threading
 from contextlib import contextmanager
-from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 from ccm.model.errors import ProviderError, ValidationError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
 CHUNK = 1 << 20
 
@@ -56,7 +59,7 @@ class _IdCache:
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._maps: Dict[str, Dict[Any, Any]] = {"uid": {}, "gid": {}, "user": {}, "group": {}}
 
     def lookup(self, kind: str, key: Any, find: Callable[[Any], Any]) -> Any:

@@ -6,11 +6,15 @@ rendered in the right phase (parse time or deferred), and the type's own rules r
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple
 
 
 def _templates() -> Any:
@@ -173,7 +177,8 @@ def _strings_of(value: Any):
             yield from _strings_of(v)
 
 
-KnownFunctions = Optional[Callable[[], frozenset]]
+if TYPE_CHECKING:
+    KnownFunctions = Optional[Callable[[], frozenset]]
 
 
 def _check_functions(names: frozenset, known: KnownFunctions, field: str, label: str) -> None:

@@ -9,16 +9,32 @@ resource; scanning every earlier event made a long require chain quadratic).
 """
 from __future__ import annotations
 
-import threading
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
 from ccm.model.errors import SessionError
-from ccm.model.events import EventRecord, RecordedEvent, SessionStartEvent, SessionSummary, TransactionEvent
+from ccm.model.events import EventRecord, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
 
-Recorded = RecordedEvent
-Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
-RefKey = Tuple[str, str]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+    from ccm.model.events import RecordedEvent
+
+    Recorded = RecordedEvent
+    Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
+    RefKey = Tuple[str, str]
+else:
+    def __getattr__(name: str) -> object:
+        """The aliases above, built (with typing) for the modules that import them at run time:
+        a plain apply uses them in annotations only and imports no typing."""
+        from typing import Tuple, Union
+
+        aliases = {"Recorded": Union[TransactionEvent, EventRecord],
+                   "Event": Union[TransactionEvent, EventRecord, SessionStartEvent], "RefKey": Tuple[str, str]}
+        if name in aliases:
+            return aliases[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index_keys(event: Recorded) -> List[RefKey]:
@@ -32,7 +48,7 @@ def index_keys(event: Recorded) -> List[RefKey]:
 class SessionStore:
     def __init__(self) -> None:
         self.listeners: List[Callable[[TransactionEvent], None]] = []
-        self._lock = threading.RLock()
+        self._lock = RLock()
         # False: keep an ``EventRecord`` (flags, counters, errors) of each recorded event
         # instead of the event itself, for runs where nothing serialises recorded events
         # (``ccm apply`` without ``--json``): a large manifest's events hold its content.

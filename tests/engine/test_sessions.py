@@ -273,3 +273,28 @@ def test_directory_store_lists_again_only_after_foreign_changes(tmp_path, monkey
     (tmp_path / "s").mkdir()
     theirs.record(event("a", changed=True))
     assert mine.should_refresh(["file#a"]) is True
+
+
+def test_ksuid_same_encoding_before_and_after_the_pair_table(monkeypatch):
+    """The first ids of a process are encoded digit by digit, later ones two digits per
+    step from a table: the same ids either way."""
+    from ccm.model import events
+
+    raws = [bytes(16), b"\xff" * 16, bytes(range(16))] + [os.urandom(16) for _ in range(5)]
+    ts = 1_735_787_045
+
+    def ids():
+        out = []
+        for raw in raws:
+            monkeypatch.setattr(events, "_random16", lambda raw=raw: raw)
+            out.append(events.new_ksuid(ts))
+        return out
+
+    monkeypatch.setattr(events, "_B62_PAIRS", [])
+    monkeypatch.setattr(events, "_ids_made", 0)
+    digit_by_digit = ids()
+    assert events._B62_PAIRS == []
+    monkeypatch.setattr(events, "_ids_made", events._PAIRS_AFTER)
+    paired = ids()
+    assert len(events._B62_PAIRS) == 62 * 62
+    assert paired == digit_by_digit and all(events.is_ksuid(i) for i in paired)

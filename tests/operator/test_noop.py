@@ -130,8 +130,6 @@ def test_a_real_failure_in_noop_still_fails(tmp_path):
 
 def test_no_diff_for_sensitive_content(tmp_path):
     """A content field marked sensitive (redacted in events) never has its diff computed."""
-    import dataclasses
-
     from ccm.model.resource import Properties, ResourceContext
     from ccm.registry import default_registry
     from ccm.resources import properties as P
@@ -146,7 +144,7 @@ def test_no_diff_for_sensitive_content(tmp_path):
     spec = default_registry().spec("file")
     plain = P.build(spec, {"name": str(target), "ensure": "present", "content": "password=new\n",
                            "owner": "root", "group": "root", "mode": "0644"})
-    fields = tuple(dataclasses.replace(f, redact=lambda v: "******") if f.key == "content" else f
+    fields = tuple(f.replace(redact=lambda v: "******") if f.key == "content" else f
                    for f in plain.fields)
     secret = Properties("file", dict(plain.values), fields)
     log = fakes.manager().user_log

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.ownership import (directory_mode, format_mode, group_matches, owner_matches,
                                      parse_mode)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Protocol, Tuple
+else:
+    from ccm.model.lite_typing import Protocol
 
 
 def manages_content(props: Properties) -> bool:

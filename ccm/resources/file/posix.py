@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Any, ContextManager, Dict, Mapping, Optional
 
 from ccm import fsafe
 from ccm.model.errors import ProviderError
@@ -24,6 +23,10 @@ from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
 from ccm.resources.ownership import CHUNK, atomic_replace, format_mode, group_name, resolve_ids, sha256_file, user_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ContextManager, Dict, Mapping, Optional
 
 
 
