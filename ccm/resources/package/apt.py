@@ -12,7 +12,9 @@ and is queried again after any change. Not: a repository manager; never runs
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError

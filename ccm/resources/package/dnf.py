@@ -11,8 +11,11 @@ is queried again after any change. Not: a repository manager.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Dict, List, Optional
+from ccm.lazyre import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
@@ -27,8 +30,8 @@ RPM_FAMILIES = ("rhel", "fedora", "amazon", "suse", "anolis", "neokylin")
 QUERY_ALL = ("rpm", "-qa", "--queryformat", QUERY_FORMAT + "\n")
 # name epoch version release arch: the whole output (rpm prints no newline after it);
 # the numeric epoch keeps "package X is not installed" from ever parsing as a package
-_RPM_LINE = re.compile(r"(\S+) (\d+) (\S+) (\S+) (\S+)")
-_NOT_INSTALLED = re.compile(r"package \S+ is not installed\n?")
+_RPM_LINE = LazyPattern(r"(\S+) (\d+) (\S+) (\S+) (\S+)")
+_NOT_INSTALLED = LazyPattern(r"package \S+ is not installed\n?")
 CHECK_UPDATE_AVAILABLE = 100   # dnf check-update: 100 = updates available, 0 = none
 CACHE_KEY = "dnf:rpm-qa"
 

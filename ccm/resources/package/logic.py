@@ -8,7 +8,11 @@ when nothing newer exists.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Protocol, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Protocol, Tuple
+else:
+    from ccm.model.lite_typing import Protocol
 
 from ccm.model.errors import ResourceError, ValidationError
 from ccm.model.events import ResourceState

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
-from typing import Any, Mapping, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Tuple
 
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties

@@ -267,3 +267,22 @@ def test_split_probe_chooses_as_is_manageable_and_reads_facts_only_for_a_tie(mon
         assert reg.select("package", facts, p).name == expected
     # facts are read (gathered, on a real run) only when two managers' tools are on PATH
     assert (facts.reads > 0) == (apt_on and dnf_on and not forced)
+
+
+def test_name_check_allows_exactly_what_the_upstream_pattern_allows():
+    """``check_name`` tests characters against a set instead of ``^[a-zA-Z0-9._+:~-]+$``
+    (no ``re`` on a steady run): every verdict is the pattern's."""
+    import re
+
+    from ccm.resources.package import check_name
+
+    pattern = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
+    samples = ["", "zsh", "libc6:amd64", "g++-12", "a b", "ä", "zsh\u00e9", "x/y", "x,y", "x=y", "%", "#x", "x#"]
+    samples += [f"a{chr(c)}b" for c in range(32, 127)] + [chr(c) for c in range(32, 127)]
+    for name in samples:
+        try:
+            check_name(name)
+            ok = True
+        except ValidationError:
+            ok = False
+        assert ok == bool(pattern.match(name)), repr(name)
