@@ -143,6 +143,8 @@ def bench_apt(n: int, rounds: int) -> None:
     report(f"apt ({PYTHON})", len(names), inner(PYTHON, sp, path, rounds, "apt"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CCM_", "PYTHON"))}
     env["SHIV_ROOT"] = os.path.join(WORK, "shiv")
+    # private lock and cache directories: another ccm run on the host never makes these fail
+    env["CCM_LOCK_DIR"], env["CCM_CACHE_DIR"] = os.path.join(WORK, "locks"), os.path.join(WORK, "cache")
     one = os.path.join(WORK, "one-file.yaml")   # the fixed cost of an apply, for comparison
     target = os.path.join(WORK, "one-file.txt")
     with open(one, "w") as fh:
