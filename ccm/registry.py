@@ -173,7 +173,12 @@ class Registry:
             return list(self._factories.get(type_name, {}).values())
 
     def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> Any:
-        """Pick the provider factory for ``props`` (a forced ``provider`` wins)."""
+        """Pick the provider factory for ``props`` (a forced ``provider`` wins).
+
+        Factories with the split probe (``is_usable`` + ``priority``, see
+        ``ccm.model.provider.ProviderFactory``) are asked for a priority only when more
+        than one of them is usable: a priority read from the facts decides nothing for a
+        lone candidate, and reading one gathers every fact."""
         forced = props.get("provider")
         if not forced:   # the remembered choice first: every resource of a large manifest asks
             chosen = self._constant_choice.get(type_name)
@@ -183,21 +188,27 @@ class Registry:
         if forced:
             for f in factories:
                 if f.name == forced:
-                    usable, _prio = f.is_manageable(facts, props)
+                    usable = f.is_usable(props) if _split(f) else f.is_manageable(facts, props)[0]
                     if not usable:
                         raise NoSuitableProvider(
                             f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
                     return f
             raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
+        split = all(_split(f) for f in factories)
         candidates = []
         for order, f in enumerate(factories):
             try:
-                usable, prio = f.is_manageable(facts, props)
+                if split:
+                    usable, prio = f.is_usable(props), 0
+                else:
+                    usable, prio = f.is_manageable(facts, props)
             except Exception as exc:  # a broken probe must not hide the others
-                log.warning("Could not check if provider is manageable", extra={"kv": {"provider": f.name, "error": str(exc)}})
+                _probe_failed(f, exc)
                 continue
             if usable:
                 candidates.append((prio, order, f))
+        if split and len(candidates) > 1:
+            candidates = self._prioritised(candidates, facts, props)
         if not candidates:
             raise NoSuitableProvider("no suitable provider found")
         candidates.sort(key=lambda c: (c[0], c[1]))
@@ -207,6 +218,25 @@ class Registry:
                 if list(self._factories.get(type_name, {}).values()) == factories:
                     self._constant_choice[type_name] = chosen
         return chosen
+
+    @staticmethod
+    def _prioritised(candidates: List[Tuple[int, int, Any]], facts: Mapping[str, Any],
+                     props: Properties) -> List[Tuple[int, int, Any]]:
+        out = []
+        for _prio, order, f in candidates:
+            try:
+                out.append((int(f.priority(facts, props)), order, f))
+            except Exception as exc:  # as a failing is_manageable: skipped
+                _probe_failed(f, exc)
+        return out
+
+
+def _split(factory: Any) -> bool:
+    return callable(getattr(factory, "is_usable", None)) and callable(getattr(factory, "priority", None))
+
+
+def _probe_failed(factory: Any, exc: Exception) -> None:
+    log.warning("Could not check if provider is manageable", extra={"kv": {"provider": factory.name, "error": str(exc)}})
 
 
 _registry: Optional[Registry] = None

@@ -13,14 +13,15 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set
 
 from ccm.log import internal
 from ccm.model.durations import clamp_timeout
 from ccm.model.runner import BASE_PATH, CommandResult, find_command
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 log = internal("ccm.runner")
 

@@ -208,9 +208,7 @@ class Worker:
 
     def _get_manager(self) -> Any:
         if self._manager is None:
-            self._manager = self.agent.new_manager(self.log)
-            # a cycle reads its summary only: keep each event's flags and counters
-            self._manager.session.keep_events = False
+            self._manager = runner.run_manager(self.agent.root, self.log)
         return self._manager
 
     def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
@@ -254,7 +252,9 @@ class Worker:
         finally:
             if not health_check_only:
                 self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.ident)
+            runner.forget_run(manager)   # the result's summary is all a cycle reads
         summary = result.summary
+        del result   # and its records: nothing of the run stays on the heap until the next one
         from ccm.report import one_line
 
         line = one_line(summary)

@@ -44,7 +44,12 @@ class Provider(Protocol):
 class ProviderFactory(Protocol):
     """Optional attribute ``manageable_is_constant = True``: ``is_manageable`` gives the
     same answer for every resource, host state and facts, so the registry may remember
-    which factory it chose for the type instead of asking again per resource."""
+    which factory it chose for the type instead of asking again per resource.
+
+    Optional split probe, ``is_usable(props) -> bool`` (no facts) and ``priority(facts,
+    props) -> int``, answering together what ``is_manageable`` answers: when every
+    factory of a type has it, the registry asks for priorities only when more than one
+    factory is usable (so a lone usable provider never makes a run gather facts)."""
 
     type_name: str
     name: str

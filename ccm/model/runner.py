@@ -59,6 +59,30 @@ def find_command(executable: str, search_path: Optional[str] = None) -> Optional
     return None
 
 
+_found: Dict[str, str] = {}   # "search path\0executable" -> where it was last found
+_MAX_FOUND = 256
+
+
+def on_search_path(executable: str) -> bool:
+    """Whether ``find_command(executable)`` finds it, for provider probes (``is_manageable``)
+    that ask once per resource: where it was found last is checked first (one ``access``
+    and one ``stat``) before searching every directory again, so the answer is always
+    the one a full search gives now (a tool installed or removed mid-run is seen)."""
+    search_path = command_search_path()
+    key = search_path + "\0" + executable
+    hit = _found.get(key)
+    if hit is not None and os.access(hit, os.X_OK) and not os.path.isdir(hit):
+        return True
+    found = find_command(executable, search_path)
+    if found is None:
+        _found.pop(key, None)
+        return False
+    if len(_found) >= _MAX_FOUND:   # a PATH that keeps changing must not grow it without end
+        _found.clear()
+    _found[key] = found
+    return True
+
+
 class CommandResult(ValueObject):
     argv: Sequence[str]
     stdout: str

@@ -71,3 +71,38 @@ def test_a_callers_own_path_is_used_exactly(tmp_path, monkeypatch):
     assert runner.run(["ccm-tool"], env={"PATH": "/usr/bin"}).error is not None
     own = runner.run(["ccm-tool", "x"], path=d + ":/usr/bin:/bin")
     assert own.stdout == f"wrapper ccm-tool x\nchild PATH={d}:/usr/bin:/bin\n"
+
+
+def test_probes_answer_as_a_full_search_after_tools_come_and_go(tmp_path, monkeypatch):
+    """``on_search_path`` remembers where a tool was found, never what the search said:
+    a tool removed, made non-executable or replaced by a directory mid-run is not on
+    PATH any more, one installed later is, and another PATH is searched afresh."""
+    from ccm.model.runner import on_search_path
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    name = "ccm-probe-tool"
+    monkeypatch.setenv("PATH", f"{first}:{second}")
+    assert on_search_path(name) is False
+    tool = second / name
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert on_search_path(name) is True and on_search_path(name) is True
+    (first / name).write_text("#!/bin/sh\n")
+    (first / name).chmod(0o755)
+    tool.unlink()
+    assert on_search_path(name) is True              # the copy in the first directory
+    (first / name).chmod(0o644)
+    assert on_search_path(name) is False             # not executable: not found
+    (first / name).unlink()
+    (first / name).mkdir()
+    assert on_search_path(name) is False             # a directory is not a command
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    assert on_search_path(name) is False and find_command(name) is None
+    monkeypatch.setenv("PATH", f"{second}")
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert on_search_path(name) is True
+    tool.unlink()
+    assert on_search_path(name) is False

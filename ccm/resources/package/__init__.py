@@ -5,9 +5,6 @@ PATH, with the host's ``platformFamily`` fact breaking the tie on a host with bo
 """
 from __future__ import annotations
 
-import re
-
-from ccm.gocompat.strconv import quote as go_quote
 from ccm.model.errors import ValidationError
 from ccm.model.resource import Properties, is_templated
 from ccm.registry import TypeSpec
@@ -15,15 +12,23 @@ from ccm.registry import TypeSpec
 KEYWORDS = ("present", "absent", "latest")
 
 DANGEROUS = set(";&|$`()[]{}<>*?'\"\\!\n\t\r")
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
+# what ^[a-zA-Z0-9._+:~-]+$ allows, checked without loading re (a steady run checks every name)
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+:~-"
 
 
+
+
+def go_quote(text: str) -> str:
+    """Go's ``strconv.Quote`` (imported only for an error message)."""
+    from ccm.gocompat.strconv import quote
+
+    return quote(text)
 
 
 def check_name(name: str) -> None:
     if any(c in DANGEROUS for c in name):
         raise ValidationError(f"package name contains dangerous characters: {go_quote(name)}", field="name")
-    if not NAME_PATTERN.match(name):
+    if not name or name.strip(NAME_CHARS):
         raise ValidationError(f"package name contains invalid characters: {go_quote(name)} "
                               f"(allowed: alphanumeric, ._+:~-)", field="name")
 

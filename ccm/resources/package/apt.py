@@ -12,15 +12,16 @@ and is queried again after any change. Not: a repository manager; never runs
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, RunCache
-from ccm.model.resource import Properties
+from ccm.model.provider import RunCache
 from ccm.model.runner import CommandResult
-from ccm.resources.package.selection import on_path, platform_family
+from ccm.resources.package.selection import ToolsFactory, on_path
 
 ENV: Dict[str, str] = {
     "DEBIAN_FRONTEND": "noninteractive",
@@ -190,17 +191,13 @@ class AptProvider:
 
 # --- factory -------------------------------------------------------------------------------
 
-class AptFactory:
-    type_name = "package"
+class AptFactory(ToolsFactory):
     name = "apt"
+    tools = TOOLS
+    families = DEBIAN_FAMILIES
 
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        if not all(on_path(t) for t in TOOLS):
-            return Manageable(False, 1)
-        family = platform_family(facts)
-        # apt and dnf share priority 1 in the spec; on a host with both tools the
-        # platform family decides, so selection is never random.
-        return Manageable(True, 1 if not family or family in DEBIAN_FAMILIES else 2)
+    def found(self, tool: str) -> bool:
+        return on_path(tool)   # this module's name for it (tests stand in for PATH here)
 
     def new(self, runner: Any, log: Any) -> AptProvider:
         return AptProvider(runner, log)

@@ -11,16 +11,18 @@ is queried again after any change. Not: a repository manager.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Dict, List, Mapping, Optional
+from ccm.lazyre import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, RunCache
-from ccm.model.resource import Properties
+from ccm.model.provider import RunCache
 from ccm.model.runner import CommandResult
-from ccm.resources.package.selection import on_path, platform_family
+from ccm.resources.package.selection import ToolsFactory, on_path
 
 QUERY_FORMAT = "%{NAME} %|EPOCH?{%{EPOCH}}:{0}| %{VERSION} %{RELEASE} %{ARCH}"
 TOOLS = ("dnf", "rpm")
@@ -28,8 +30,8 @@ RPM_FAMILIES = ("rhel", "fedora", "amazon", "suse", "anolis", "neokylin")
 QUERY_ALL = ("rpm", "-qa", "--queryformat", QUERY_FORMAT + "\n")
 # name epoch version release arch: the whole output (rpm prints no newline after it);
 # the numeric epoch keeps "package X is not installed" from ever parsing as a package
-_RPM_LINE = re.compile(r"(\S+) (\d+) (\S+) (\S+) (\S+)")
-_NOT_INSTALLED = re.compile(r"package \S+ is not installed\n?")
+_RPM_LINE = LazyPattern(r"(\S+) (\d+) (\S+) (\S+) (\S+)")
+_NOT_INSTALLED = LazyPattern(r"package \S+ is not installed\n?")
 CHECK_UPDATE_AVAILABLE = 100   # dnf check-update: 100 = updates available, 0 = none
 CACHE_KEY = "dnf:rpm-qa"
 
@@ -186,15 +188,13 @@ class DnfProvider:
 
 # --- factory -------------------------------------------------------------------------------
 
-class DnfFactory:
-    type_name = "package"
+class DnfFactory(ToolsFactory):
     name = "dnf"
+    tools = TOOLS
+    families = RPM_FAMILIES
 
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        if not all(on_path(t) for t in TOOLS):
-            return Manageable(False, 1)
-        family = platform_family(facts)
-        return Manageable(True, 1 if not family or family in RPM_FAMILIES else 2)
+    def found(self, tool: str) -> bool:
+        return on_path(tool)   # this module's name for it (tests stand in for PATH here)
 
     def new(self, runner: Any, log: Any) -> DnfProvider:
         return DnfProvider(runner, log)

@@ -8,18 +8,32 @@ when nothing newer exists.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Protocol, Tuple
+else:
+    from ccm.model.lite_typing import Protocol
 
 from ccm.model.errors import ResourceError, ValidationError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
-from ccm.resources.package import check_ensure, check_name, debversion, genericversion, rpmversion
+from ccm.resources.package import check_ensure, check_name
 
-COMPARE: Dict[str, Callable[[str, str], int]] = {
-    "deb": debversion.compare,
-    "rpm": rpmversion.compare,
-    "generic": genericversion.compare,
-}
+
+def comparator(scheme: str) -> Callable[[str, str], int]:
+    """The version ordering of ``scheme`` (``deb``, ``rpm``, else generic), imported on
+    first use: a steady run of ``present``/``absent`` packages compares nothing."""
+    if scheme == "deb":
+        from ccm.resources.package import debversion
+
+        return debversion.compare
+    if scheme == "rpm":
+        from ccm.resources.package import rpmversion
+
+        return rpmversion.compare
+    from ccm.resources.package import genericversion
+
+    return genericversion.compare
 
 
 def installed_versions(state: ResourceState) -> List[str]:
@@ -40,7 +54,7 @@ def observed_like(state: ResourceState, wanted: str) -> str:
 
 def compare_versions(scheme: str, a: str, b: str) -> int:
     try:
-        return COMPARE.get(scheme, genericversion.compare)(a, b)
+        return comparator(scheme)(a, b)
     except ValueError as exc:
         raise ResourceError(str(exc)) from None
 
@@ -94,7 +108,8 @@ class PackageLogic(TypeLogic[PackageProvider]):
             return (True, "") if have == "absent" else (False, f"package version {have} installed, expected absent")
         if want == "latest":
             return (have != "absent", "" if have != "absent" else "package is absent, expected latest")
-        if have != "absent" and any(genericversion.compare(v, want) == 0 for v in installed_versions(state)):
+        same = comparator("generic")
+        if have != "absent" and any(same(v, want) == 0 for v in installed_versions(state)):
             return True, ""
         return False, f"version mismatch: state={have} requested={want}"
 

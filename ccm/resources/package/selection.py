@@ -5,14 +5,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
-from typing import Any, Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Tuple
 
-from ccm.model.runner import find_command
+from ccm.model.provider import Manageable
+from ccm.model.resource import Properties
+from ccm.model.runner import on_search_path
 
 
 def on_path(tool: str) -> bool:
     """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
-    return find_command(tool) is not None
+    return on_search_path(tool)
 
 
 def platform_family(facts: Mapping[str, Any]) -> str:
@@ -23,3 +27,31 @@ def platform_family(facts: Mapping[str, Any]) -> str:
     if value is None and isinstance(host, _Mapping):
         value = host.get("platformFamily")
     return str(value or "")
+
+
+class ToolsFactory:
+    """A package manager's factory: usable when every one of its ``tools`` is on PATH;
+    priority 1 where the platform family is one of its ``families`` (or unknown), else 2.
+    apt and dnf share priority 1 in the spec; on a host with both tools the platform
+    family decides, so selection is never random. The split probe (``is_usable`` +
+    ``priority``, ``ccm.model.provider.ProviderFactory``) lets the registry read the facts
+    only for that tie."""
+
+    type_name = "package"
+    tools: Tuple[str, ...] = ()
+    families: Tuple[str, ...] = ()
+
+    def found(self, tool: str) -> bool:
+        return on_path(tool)
+
+    def is_usable(self, props: Properties) -> bool:
+        return all(self.found(t) for t in self.tools)
+
+    def priority(self, facts: Mapping[str, Any], props: Properties) -> int:
+        family = platform_family(facts)
+        return 1 if not family or family in self.families else 2
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        if not self.is_usable(props):
+            return Manageable(False, 1)
+        return Manageable(True, self.priority(facts, props))

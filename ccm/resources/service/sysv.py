@@ -8,6 +8,11 @@ file left), 2 (dead, lock file left) and 3 stopped; anything else is an error, s
 "unknown" must not be mistaken for "stopped". Enabled = a start link ``S<NN><svc>`` in
 ``/etc/rc{S,2,3,4,5}.d`` (or ``/etc/rc.d/rcN.d``).
 
+Status is asked per script, never batched (no run-cache prefetch, unlike apt, dnf and
+systemd): each init script's own ``status`` is the only truth about its daemon (pid
+files, lock files and checks differ per script), and there is no one command that
+answers for several.
+
 Guarantees: every command goes through the injected runner under the global service
 lock, with a timeout (an init script that leaves its daemon attached to our pipes would
 otherwise block the run forever; on expiry the script's process group is killed and the

@@ -226,3 +226,63 @@ def test_selection_prefers_platform_family(monkeypatch):
     for family, want in (("debian", "apt"), ("rhel", "dnf"), ("fedora", "dnf"), ("", "apt")):
         facts = {"host": {"info": {"platformFamily": family}}}
         assert reg.select("package", facts, p).name == want
+
+
+class CountingFacts(dict):
+    """Facts that count how often a probe reads them (a real view gathers on first read)."""
+
+    reads = 0
+
+    def get(self, key, default=None):
+        self.reads += 1
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize("apt_on,dnf_on", [(True, False), (False, True), (True, True), (False, False)])
+@pytest.mark.parametrize("family", ["debian", "rhel", ""])
+@pytest.mark.parametrize("forced", [None, "apt", "dnf"])
+def test_split_probe_chooses_as_is_manageable_and_reads_facts_only_for_a_tie(monkeypatch, apt_on, dnf_on,
+                                                                           family, forced):
+    from ccm.model.errors import NoSuitableProvider
+    from ccm.resources.package import apt, dnf
+
+    monkeypatch.setattr(apt, "on_path", lambda t: apt_on)
+    monkeypatch.setattr(dnf, "on_path", lambda t: dnf_on)
+    reg = Registry(BUILTIN_TYPES)
+    p = props(provider=forced) if forced else props()
+    facts = CountingFacts(host={"info": {"platformFamily": family}})
+    # what the registry chose before the split: every usable factory's is_manageable, lowest priority
+    # first, ties by registration order; a forced provider must be usable
+    answers = [(f.is_manageable(facts, p), order, f.name) for order, f in enumerate(reg.factories("package"))]
+    usable = sorted((m.priority, order, name) for m, order, name in answers if m.usable)
+    if forced:
+        expected = forced if any(name == forced for _, _, name in usable) else None
+    else:
+        expected = usable[0][2] if usable else None
+    facts.reads = 0
+    if expected is None:
+        with pytest.raises(NoSuitableProvider):
+            reg.select("package", facts, p)
+    else:
+        assert reg.select("package", facts, p).name == expected
+    # facts are read (gathered, on a real run) only when two managers' tools are on PATH
+    assert (facts.reads > 0) == (apt_on and dnf_on and not forced)
+
+
+def test_name_check_allows_exactly_what_the_upstream_pattern_allows():
+    """``check_name`` tests characters against a set instead of ``^[a-zA-Z0-9._+:~-]+$``
+    (no ``re`` on a steady run): every verdict is the pattern's."""
+    import re
+
+    from ccm.resources.package import check_name
+
+    pattern = re.compile(r"^[a-zA-Z0-9._+:~-]+$")
+    samples = ["", "zsh", "libc6:amd64", "g++-12", "a b", "ä", "zsh\u00e9", "x/y", "x,y", "x=y", "%", "#x", "x#"]
+    samples += [f"a{chr(c)}b" for c in range(32, 127)] + [chr(c) for c in range(32, 127)]
+    for name in samples:
+        try:
+            check_name(name)
+            ok = True
+        except ValidationError:
+            ok = False
+        assert ok == bool(pattern.match(name)), repr(name)
