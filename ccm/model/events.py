@@ -148,9 +148,41 @@ def _base62(n: int) -> str:
 
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
+    return encode_ksuid(ksuid_bytes(ts))
+
+
+def ksuid_bytes(ts: Optional[float] = None) -> bytes:
+    """A KSUID's 20 bytes (seconds now or at ``ts``, then random): what an event draws when
+    it is made; the base62 text (most of the cost) is made only when something reads it."""
     secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
-    n = int.from_bytes(secs.to_bytes(4, "big") + _random16(), "big")
-    return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
+    return secs.to_bytes(4, "big") + _random16()
+
+
+def encode_ksuid(raw: bytes) -> str:
+    return _base62(int.from_bytes(raw, "big")).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
+
+
+class _LazyId:
+    """``event_id`` drawn when the event is made, encoded on first read (a steady run that
+    prints no JSON and keeps no event files reads none). Encoding is deterministic, so an
+    event and its ``EventRecord`` copy, or two threads reading at once, see the same id."""
+
+    __slots__ = ()
+    _event_id: Optional[str]
+    _id_bytes: Optional[bytes]
+
+    @property
+    def event_id(self) -> str:
+        eid = self._event_id
+        if eid is None:
+            raw = self._id_bytes
+            eid = encode_ksuid(raw) if raw is not None else ""
+            object.__setattr__(self, "_event_id", eid)   # a slot or __dict__ of the subclass
+        return eid
+
+    @event_id.setter
+    def event_id(self, value: str) -> None:
+        object.__setattr__(self, "_event_id", value)
 
 
 def is_ksuid(text: str) -> bool:
@@ -272,7 +304,7 @@ class _Labelled:
         return f"{self.type}#{self.name}"
 
 
-class TransactionEvent(_Labelled, ValueObject):
+class TransactionEvent(_LazyId, _Labelled, ValueObject):
     _value_fields = ("type", "name", "provider", "alias", "requested_ensure", "final_ensure", "duration_ns",
                      "properties", "status", "noop_message", "health_checks", "health_check_only", "errors",
                      "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "event_id",
@@ -305,7 +337,8 @@ class TransactionEvent(_Labelled, ValueObject):
         self.skipped = skipped
         self.noop = noop
         self.unmet_requirements: List[str] = [] if unmet_requirements is None else unmet_requirements
-        self.event_id: str = new_ksuid() if event_id is None else event_id
+        self._event_id = event_id
+        self._id_bytes = ksuid_bytes() if event_id is None else None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
 
@@ -366,13 +399,13 @@ class TransactionEvent(_Labelled, ValueObject):
         )
 
 
-class EventRecord(_Labelled):
+class EventRecord(_LazyId, _Labelled):
     """What a run reads back about an event once it is recorded: ``require``/``subscribe``
     gates, the summary, ``--last-run`` and a nested apply's counts. Its flags, counters
     and errors, without the properties, status and check output of the full event (a
     store keeps these instead of every event when nothing will serialise them)."""
 
-    __slots__ = ("type", "name", "alias", "provider", "event_id", "timestamp_ns", "duration_ns",
+    __slots__ = ("type", "name", "alias", "provider", "_event_id", "_id_bytes", "timestamp_ns", "duration_ns",
                  "errors", "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements",
                  "health_checks")
 
@@ -381,7 +414,8 @@ class EventRecord(_Labelled):
         self.name = event.name
         self.alias = event.alias
         self.provider = event.provider
-        self.event_id = event.event_id
+        self._event_id = event._event_id
+        self._id_bytes = event._id_bytes
         self.timestamp_ns = event.timestamp_ns
         self.duration_ns = event.duration_ns
         self.errors: Tuple[str, ...] = tuple(event.errors) if event.errors else ()

@@ -46,6 +46,29 @@ def test_ksuid_shape():
     assert rfc3339(0) == "0001-01-01T00:00:00Z"
 
 
+def test_event_id_is_drawn_when_made_and_encoded_once_when_read(monkeypatch):
+    import ccm.model.events as events
+    from ccm.model.events import EventRecord, _KSUID_EPOCH
+
+    made = 1_700_000_000.0
+    monkeypatch.setattr(events.time, "time", lambda: made)
+    ev = event("a")
+    record = EventRecord(ev)   # copied before anything read the id
+    monkeypatch.setattr(events.time, "time", lambda: made + 3600.0)
+    eid = ev.event_id
+    assert is_ksuid(eid) and record.event_id == eid and ev.event_id == eid
+    # the id's seconds are the event's birth, not the first read's
+    n = 0
+    for c in eid:
+        n = n * 62 + events._B62.index(c)
+    assert n.to_bytes(20, "big")[:4] == int(made - _KSUID_EPOCH).to_bytes(4, "big")
+    given = event("b", event_id="2Mx7JmTQgpVXF3m9uCaG3oBrH3v")
+    assert given.event_id == "2Mx7JmTQgpVXF3m9uCaG3oBrH3v" == EventRecord(given).event_id
+    given.event_id = "x"
+    assert given.event_id == "x" and given.to_dict()["event_id"] == "x"
+    assert event("c").event_id != event("c").event_id
+
+
 def test_memory_store_last_event_and_refresh():
     s = MemoryStore()
     s.start_session()
