@@ -81,6 +81,8 @@ def test_local_change_triggers_a_priority_apply(tmp_path):
         wait_for(lambda: (out / "f0.txt").exists(), 10, what="first apply")
         write_yaml(m, file_manifest(str(out), content="two"))
         wait_for(lambda: (out / "f0.txt").read_text() == "two", 10, what="re-apply on change")
+        # the file is written before the worker records the apply's outcome
+        wait_for(lambda: r.worker(m).status.applies == 2, 10, what="the second apply recorded")
         st = r.worker(m).status
         assert st.applies == 2 and st.outcome == "changed" and st.summary["changed_resources"] == 1
 
@@ -120,6 +122,8 @@ def test_a_never_working_source_does_not_block_the_others(tmp_path):
                  what="fetch errors counted")
         st = r.worker(dead).status
         assert st.last_apply is None and "could not fetch" in st.last_error
+        # the file is written before the worker records the apply's outcome
+        wait_for(lambda: r.worker(m).status.outcome is not None, 10, what="the local apply recorded")
         assert r.worker(m).status.outcome == "changed"
 
 
