@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import time
 from typing import Dict, List, Tuple
 
 import pytest
+
+from tests.reliability.cli import kill9_after
 
 pytestmark = pytest.mark.crash
 
@@ -102,11 +103,7 @@ def test_kill9_during_a_batched_first_run(tmp_path, batch):
     for trial in range(trials):
         _reset(managed)
         delay = rng.uniform(0, duration)
-        proc = subprocess.Popen(argv, cwd=str(tmp_path), env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill9_after(argv, str(tmp_path), env, delay)
         try:
             old, new = _states(managed)
         except AssertionError as exc:

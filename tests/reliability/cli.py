@@ -33,3 +33,14 @@ def ccm(args: List[str], cwd: str, extra_env: Optional[Dict[str, str]] = None, *
     command = pyz or [sys.executable, "-m", "ccm"]
     return subprocess.run([*command, *args], cwd=str(cwd), env=env, input=stdin,
                           capture_output=True, text=True, timeout=timeout, preexec_fn=preexec)
+
+
+def kill9_after(argv: List[str], cwd: str, env: Dict[str, str], delay: float) -> None:
+    """Start ``argv`` (output discarded), SIGKILL it ``delay`` seconds later, reap it."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()

@@ -13,14 +13,13 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.reliability.cli import ROOT, ccm
+from tests.reliability.cli import ROOT, ccm, kill9_after
 
 pytestmark = pytest.mark.reliability
 
@@ -107,11 +106,7 @@ def test_kill9_trials(tmp_path):
         trial += 1
         _reset(managed)
         delay = rng.uniform(0, duration)
-        proc = subprocess.Popen(argv, cwd=str(root_cwd), env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill9_after(argv, str(root_cwd), env, delay)
         changed = _check_old_or_new(managed)
         partial += 0 < changed < FILES
         again = subprocess.run(argv, cwd=str(root_cwd), env=env, capture_output=True, text=True, timeout=300)

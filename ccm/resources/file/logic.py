@@ -33,7 +33,7 @@ def desired_checksum(props: Properties, working_dir: Optional[str]) -> Optional[
     from ccm.digest import sha256
 
     if props["content"] is not None:
-        return str(sha256(str(props["content"]).encode("utf-8")).hexdigest())
+        return sha256_hex(str(props["content"]).encode("utf-8"))
     if props.get("source"):
         path = source_path(props, working_dir)
         from ccm.readfile import ReadError, open_regular
