@@ -16,7 +16,12 @@ from ccm.model.value import ValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Union
+    from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
+
+    class _PropertySource(Protocol):
+        """What gives an event its properties (``ccm.model.resource.Properties``)."""
+
+        def to_dict(self) -> Dict[str, Any]: ...
 
 EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
 SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
@@ -325,7 +330,8 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.requested_ensure = requested_ensure
         self.final_ensure = final_ensure
         self.duration_ns = duration_ns
-        self.properties: Dict[str, Any] = {} if properties is None else properties
+        self._properties = properties   # None: {}, or the ``to_dict()`` of ``properties_from``
+        self._properties_of: Optional[_PropertySource] = None
         self.status = status
         self.noop_message = noop_message
         self.health_checks: List[HealthCheckResult] = [] if health_checks is None else health_checks
@@ -341,6 +347,29 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self._id_bytes = ksuid_bytes() if event_id is None else None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
+
+    @property
+    def properties(self) -> Dict[str, Any]:
+        """The resource's properties as the wire shows them; made on first read when the
+        event was given their source (``properties_from``): a plain ``ccm apply`` keeps only
+        an ``EventRecord`` of each event and reads none."""
+        props = self._properties
+        if props is None:
+            source = self._properties_of
+            props = self._properties = {} if source is None else source.to_dict()
+            self._properties_of = None
+        return props
+
+    @properties.setter
+    def properties(self, value: Dict[str, Any]) -> None:
+        self._properties = value
+        self._properties_of = None
+
+    def properties_from(self, source: _PropertySource) -> None:
+        """``properties`` will be ``source.to_dict()``, made when first read (``source``
+        must not change after this: the flow hands it on only to readers)."""
+        self._properties = None
+        self._properties_of = source
 
     def fail(self, message: str) -> None:
         self.failed = True

@@ -174,7 +174,7 @@ def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
     except Exception as exc:  # a bug in one type must not take the run down
         log.debug("unexpected error", exc_info=True)
         event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
-    event.properties = props.to_dict()
+    event.properties_from(props)   # props.to_dict() when something reads them
     event.duration_ns = time.monotonic_ns() - started
     return event
 
