@@ -26,7 +26,7 @@ from _thread import allocate_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, TextIO, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
     import logging
 
@@ -300,24 +300,25 @@ def internal(name: str = "ccm") -> InternalLogger:
     return InternalLogger(name if name.startswith("ccm") else f"ccm.{name}")
 
 
-_tty: List[Tuple[Any, bool]] = []  # the last stream asked about and its answer
+_tty: List[Any] = [None, False]  # the last stream asked about and whether it is a terminal
 
 
 def _is_terminal(stream: TextIO) -> bool:
     """``stream.isatty()``, asked once per stream rather than on every line."""
-    last = _tty[0] if _tty else None
-    if last is not None and last[0] is stream:
-        return last[1]
+    if _tty[0] is stream:
+        return bool(_tty[1])
     try:
         answer = bool(stream.isatty())
     except (AttributeError, ValueError):
         answer = False
-    _tty[:] = [(stream, answer)]
+    _tty[:] = [stream, answer]
     return answer
 
 
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
+
+    _own_log = True   # this class's ``log`` (see ``__init_subclass__``)
 
     def __init__(self, stream: Optional[TextIO] = None, attrs: Optional[List[Tuple[str, Any]]] = None,
                  colour: Optional[bool] = None, level: Optional[int] = None, quiet: bool = False):
@@ -341,35 +342,56 @@ class UserLogger:
         child.records = self.records
         return child
 
-    def _use_colour(self) -> bool:
-        if self._colour is not None:
-            return self._colour
-        return colour_wanted(self.stream)
-
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        # one line per resource of a run: kept lean (a str value renders as itself)
-        items = self.attrs + list(pairs)
+        items: Sequence[Tuple[str, Any]] = self.attrs + list(pairs) if self.attrs else pairs
         if attrs:
+            items = list(items)
             items += attrs.items()
         if self.records is not None:
-            self.records.append({"level": level, "message": message, "attrs": items})
+            self.records.append({"level": level, "message": message, "attrs": list(items)})
         text = message
-        if items:
-            text += " " + " ".join([f"{k}={v if type(v) is str else render_value(v)}" for k, v in items])
+        for k, v in items:
+            text += f" {k}={v if type(v) is str else render_value(v)}"
+        self._emit(level, text)
+
+    def log_rendered(self, level: int, message: str, pairs: List[Tuple[str, Any]], rendered: str) -> None:
+        """``log(level, message, *pairs)`` for a caller that has rendered the pairs (all str
+        values) as ``rendered`` (`` k=v`` each, in order): the status line of every resource
+        skips the generic loop. A logger with bound attributes or its own ``log`` takes the
+        generic path."""
+        if self.attrs or not self._own_log:
+            self.log(level, message, *pairs)
+            return
+        if self.records is not None:
+            self.records.append({"level": level, "message": message, "attrs": list(pairs)})
+        self._emit(level, message + rendered)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._own_log = cls.log is UserLogger.log   # a subclass writing its own lines: no log_rendered
+
+    def _emit(self, level: int, text: str) -> None:
+        """Copy a rendered record to syslog, then print it unless quiet or below the level."""
         sink = _state["syslog"]   # to_syslog
         if sink is not None:
             sink.send(level, text)
-        if self.quiet or level < self.level:
+        if self.quiet or level < (_state["user_level"] if self._level is None else self._level):
             return
-        tag = _TAGS.get(level, "INFO ")
-        colour = self._use_colour()
+        stream = sys.stdout if self._stream is None else self._stream
+        colour = self._colour
+        if colour is None:   # a stream known not to be a terminal: only "always" colours it
+            colour = _state["color"] == "always" if stream is _tty[0] and not _tty[1] else colour_wanted(stream)
         if colour:
-            tag = f"{_COLOURS[level]}{tag}{_RESET}"
-        stream = self.stream
-        with _lock:
-            stream.write(f" {tag} {text}\n")
+            line = f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} {text}\n"
+        else:
+            line = f" {_TAGS.get(level, 'INFO ')} {text}\n"
+        _lock.acquire()   # what "with _lock" does, for half the cost
+        try:
+            stream.write(line)
             if colour:   # a terminal: show progress as it happens
                 stream.flush()
+        finally:
+            _lock.release()
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)

@@ -2,7 +2,7 @@
 end-of-run summary blocks, in upstream's shape."""
 from __future__ import annotations
 
-from ccm.log import ERROR, INFO, WARN
+from ccm.log import ERROR, INFO, WARN, UserLogger
 from ccm.model.durations import go_duration, round_ms, truncate_ms
 from ccm.model.events import SessionSummary, TransactionEvent
 
@@ -11,34 +11,54 @@ if TYPE_CHECKING:
     from typing import Any, List, Tuple
 
 
+def _runtime(event: TransactionEvent) -> str:
+    ns = event.duration_ns
+    return "0s" if 0 <= ns < 1_000_000 else go_duration(truncate_ms(ns))   # most resources: under 1ms
+
+
+def _outcome(event: TransactionEvent) -> Tuple[int, str]:
+    """Level and message of a resource that neither failed nor missed a requirement."""
+    label = event.label
+    if event.skipped:
+        return WARN, f"{label} skipped"
+    if event.refreshed:
+        return WARN, f"{label} refreshed"
+    if event.changed:
+        return WARN, f"{label} changed"
+    return INFO, f"{label} stable"
+
+
 def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]]:
     """(level, message, attributes) of the status line for one event."""
     attrs: List[Tuple[str, Any]] = [
         ("ensure", event.requested_ensure),
-        ("runtime", go_duration(truncate_ms(event.duration_ns))),
+        ("runtime", _runtime(event)),
         ("provider", event.provider),
     ]
     if event.noop:
         attrs.append(("noop", event.noop_message or "true"))
-    label = event.label
     if event.failed:
         attrs.append(("errors", ", ".join(event.errors)))
-        return ERROR, f"{label} failed", attrs
+        return ERROR, f"{event.label} failed", attrs
     if event.unmet_requirements:
         attrs += [("unmet", r) for r in event.unmet_requirements]
-        return ERROR, f"{label} skipped due to unmet requirement", attrs
-    if event.skipped:
-        return WARN, f"{label} skipped", attrs
-    if event.refreshed:
-        return WARN, f"{label} refreshed", attrs
-    if event.changed:
-        return WARN, f"{label} changed", attrs
-    return INFO, f"{label} stable", attrs
+        return ERROR, f"{event.label} skipped due to unmet requirement", attrs
+    level, message = _outcome(event)
+    return level, message, attrs
 
 
 def log_event(user_log: Any, event: TransactionEvent) -> None:
-    level, message, attrs = event_line(event)
-    user_log.log(level, message, *attrs)
+    ensure, provider = event.requested_ensure, event.provider
+    if not isinstance(user_log, UserLogger) or event.noop or event.failed or event.unmet_requirements \
+            or type(ensure) is not str or type(provider) is not str:
+        level, message, attrs = event_line(event)
+        user_log.log(level, message, *attrs)
+        return
+    # the line of most resources, rendered in one step (the same text as event_line's)
+    runtime = _runtime(event)
+    level, message = _outcome(event)
+    user_log.log_rendered(level, message, [("ensure", ensure), ("runtime", runtime), ("provider", provider)],
+                          f" ensure={ensure} runtime={runtime} provider={provider}")
 
 
 def _checked_line(s: SessionSummary) -> str:

@@ -1,13 +1,20 @@
 """The per-event fast paths (issue 16) give what the plain code gave: an event's
-properties made on first read equal the ``to_dict()`` the flow used to store."""
+properties made on first read equal the ``to_dict()`` the flow used to store; the status
+line rendered in one step equals ``event_line`` through the generic ``log``."""
 from __future__ import annotations
 
 import grp
+import io
 import json
 import os
 import pwd
+import re
+import socket
 
+from ccm import log as ccmlog
+from ccm.log import INFO, UserLogger
 from ccm.model.events import TransactionEvent
+from ccm.report import event_line, log_event
 from tests.kit_extra import build, make_manager
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -67,3 +74,122 @@ def test_assigning_properties_replaces_the_source(tmp_path):
     assert event.properties == {"name": "given"}
     event.properties_from(props)
     assert event.properties == props.to_dict()
+
+
+# --- the status line of a resource --------------------------------------------------------
+
+def _events():
+    """One event of every outcome the status line tells apart."""
+    def ev(**kw):
+        base = {"type": "file", "name": "/etc/motd", "provider": "posix", "requested_ensure": "present"}
+        base.update(kw)
+        return TransactionEvent(**base)
+
+    return [
+        ev(), ev(changed=True), ev(refreshed=True, changed=True), ev(skipped=True), ev(alias="motd"),
+        ev(duration_ns=1_234_567_890), ev(duration_ns=999_999), ev(duration_ns=1_000_000), ev(duration_ns=-5),
+        ev(noop=True, changed=True, noop_message="would change content"), ev(noop=True),
+        ev(failed=True, errors=["boom", "bang"]), ev(skipped=True, unmet_requirements=["exec#a", "file#b"]),
+        ev(requested_ensure="", provider=""), ev(type="service", name="nginx", provider="systemd",
+                                                requested_ensure="running", changed=True),
+    ]
+
+
+def _loggers():
+    from ccm.agent.log import LogfmtLogger
+    from ccm.log import WARN
+
+    def recording(**kw):
+        log = UserLogger(stream=io.StringIO(), **kw)
+        log.records = []
+        return log
+
+    return {
+        "plain": lambda: UserLogger(stream=io.StringIO()),
+        "colour": lambda: UserLogger(stream=io.StringIO(), colour=True),
+        "no colour": lambda: UserLogger(stream=io.StringIO(), colour=False),
+        "records": lambda: recording(colour=False),
+        "bound": lambda: recording().bind(manifest="m.yaml", depth=2),
+        "quiet": lambda: recording(quiet=True),
+        "warn level": lambda: UserLogger(stream=io.StringIO(), level=WARN),
+        "logfmt": lambda: LogfmtLogger(stream=io.StringIO(), colour=False, level=0),
+    }
+
+
+def _seen(log):
+    text = log.stream.getvalue()
+    text = re.sub(r"time=\S+ ", "time=T ", text)
+    return text, log.records
+
+
+def test_status_lines_equal_the_generic_rendering_of_event_line():
+    for label, make in _loggers().items():
+        for event in _events():
+            fast, plain = make(), make()
+            log_event(fast, event)
+            level, message, attrs = event_line(event)
+            plain.log(level, message, *attrs)
+            assert _seen(fast) == _seen(plain), (label, event)
+
+
+def test_status_line_text():
+    log = UserLogger(stream=io.StringIO(), colour=False)
+    log.records = []
+    ev = _events()
+    for event in (ev[0], ev[1], ev[4], ev[5], ev[10], ev[12]):
+        log_event(log, event)
+    assert log.stream.getvalue().splitlines() == [
+        " INFO  file#/etc/motd stable ensure=present runtime=0s provider=posix",
+        " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix",
+        " INFO  file#motd (alias) stable ensure=present runtime=0s provider=posix",
+        " INFO  file#/etc/motd stable ensure=present runtime=1.234s provider=posix",
+        " INFO  file#/etc/motd stable ensure=present runtime=0s provider=posix noop=true",
+        " ERROR file#/etc/motd skipped due to unmet requirement ensure=present runtime=0s provider=posix"
+        " unmet=exec#a unmet=file#b",
+    ]
+    assert log.records[0] == {"level": INFO, "message": "file#/etc/motd stable",
+                              "attrs": [("ensure", "present"), ("runtime", "0s"), ("provider", "posix")]}
+
+
+def test_a_subclass_with_its_own_log_keeps_it():
+    class Upper(UserLogger):
+        def log(self, level, message, *pairs, **attrs):
+            super().log(level, message.upper(), *pairs, **attrs)
+
+    log = Upper(stream=io.StringIO(), colour=False)
+    log_event(log, _events()[0])
+    assert log.stream.getvalue() == " INFO  FILE#/ETC/MOTD STABLE ensure=present runtime=0s provider=posix\n"
+
+
+def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
+    path = str(tmp_path / "log.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(2)
+    monkeypatch.setenv("CCM_SYSLOG_SOCKET", path)
+    try:
+        ccmlog.configure(syslog=True, quiet=True)
+        out = io.StringIO()
+        log_event(UserLogger(stream=out), _events()[0])   # INFO with --quiet: syslog only
+        got = sock.recv(4096).decode()
+        assert got.startswith("<30>ccm[") and got.endswith(
+            "]: file#/etc/motd stable ensure=present runtime=0s provider=posix")
+        assert out.getvalue() == ""
+    finally:
+        ccmlog.configure()
+        sock.close()
+
+
+def test_a_stream_known_not_to_be_a_terminal_is_coloured_only_when_always(monkeypatch):
+    out = io.StringIO()
+    log = UserLogger(stream=out)
+    try:
+        for mode, want in (("auto", " INFO  x\n"), ("always", " \x1b[32mINFO \x1b[0m x\n"), ("never", " INFO  x\n")):
+            ccmlog.configure(color=mode)
+            out.seek(0)
+            out.truncate()
+            log.info("x")
+            log.info("x")   # the second line: the stream's answer is cached
+            assert out.getvalue() == want * 2, mode
+    finally:
+        ccmlog.configure()
