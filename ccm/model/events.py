@@ -104,11 +104,13 @@ _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 _random_pool = bytearray()
 _random_lock = allocate_lock()
+_random_chunks: List[bytes] = []   # the random parts of event ids, 16 bytes each
 
 
 def _reset_pool() -> None:
     global _random_pool
     _random_pool = bytearray()
+    del _random_chunks[:]
 
 
 os.register_at_fork(after_in_child=_reset_pool)  # a forked child must not reuse our bytes
@@ -124,6 +126,17 @@ def _random16() -> bytes:
         chunk = bytes(_random_pool[-16:])
         del _random_pool[-16:]
     return chunk
+
+
+def _random_chunk() -> bytes:
+    """16 random bytes, popped from a pool of 256 made by one getrandom() call: ``list.pop``
+    is atomic, so no lock (threads that find the pool empty each refill it)."""
+    while True:
+        try:
+            return _random_chunks.pop()
+        except IndexError:
+            pool = os.urandom(16 * 256)
+            _random_chunks.extend([pool[i:i + 16] for i in range(0, 16 * 256, 16)])
 
 
 # Two digits per divmod (14 steps, not 27), once a run makes enough ids to pay for the
@@ -157,31 +170,41 @@ def new_ksuid(ts: Optional[float] = None) -> str:
 
 
 def ksuid_bytes(ts: Optional[float] = None) -> bytes:
-    """A KSUID's 20 bytes (seconds now or at ``ts``, then random): what an event draws when
-    it is made; the base62 text (most of the cost) is made only when something reads it."""
-    secs = int(time.time() if ts is None else ts) - _KSUID_EPOCH
+    """A KSUID's 20 bytes (seconds now or at ``ts``, then random). An event draws the same
+    parts more cheaply (``_LazyId``) and encodes them only when something reads its id."""
+    secs = (int(time.time() if ts is None else ts) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
     return secs.to_bytes(4, "big") + _random16()
 
 
 def encode_ksuid(raw: bytes) -> str:
-    return _base62(int.from_bytes(raw, "big")).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
+    return encode_ksuid_int(int.from_bytes(raw, "big"))
+
+
+def encode_ksuid_int(n: int) -> str:
+    """The text of a KSUID given as its 160-bit integer (seconds << 128 | random)."""
+    return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
 class _LazyId:
-    """``event_id`` drawn when the event is made, encoded on first read (a steady run that
-    prints no JSON and keeps no event files reads none). Encoding is deterministic, so an
-    event and its ``EventRecord`` copy, or two threads reading at once, see the same id."""
+    """``event_id`` drawn when the event is made (``time.time()`` and 16 random bytes),
+    encoded on first read (a steady run that prints no JSON and keeps no event files reads
+    none). Encoding is deterministic, so an event and its ``EventRecord`` copy, or two
+    threads reading at once, see the same id."""
 
     __slots__ = ()
     _event_id: Optional[str]
-    _id_bytes: Optional[bytes]
+    _id_drawn: Optional[Tuple[float, bytes]]
 
     @property
     def event_id(self) -> str:
         eid = self._event_id
         if eid is None:
-            raw = self._id_bytes
-            eid = encode_ksuid(raw) if raw is not None else ""
+            drawn = self._id_drawn
+            if drawn is None:
+                eid = ""
+            else:
+                secs = (int(drawn[0]) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
+                eid = encode_ksuid_int(secs << 128 | int.from_bytes(drawn[1], "big"))
             object.__setattr__(self, "_event_id", eid)   # a slot or __dict__ of the subclass
         return eid
 
@@ -344,7 +367,7 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.noop = noop
         self.unmet_requirements: List[str] = [] if unmet_requirements is None else unmet_requirements
         self._event_id = event_id
-        self._id_bytes = ksuid_bytes() if event_id is None else None
+        self._id_drawn = (time.time(), _random_chunk()) if event_id is None else None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
 
@@ -434,7 +457,7 @@ class EventRecord(_LazyId, _Labelled):
     and errors, without the properties, status and check output of the full event (a
     store keeps these instead of every event when nothing will serialise them)."""
 
-    __slots__ = ("type", "name", "alias", "provider", "_event_id", "_id_bytes", "timestamp_ns", "duration_ns",
+    __slots__ = ("type", "name", "alias", "provider", "_event_id", "_id_drawn", "timestamp_ns", "duration_ns",
                  "errors", "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements",
                  "health_checks")
 
@@ -444,7 +467,7 @@ class EventRecord(_LazyId, _Labelled):
         self.alias = event.alias
         self.provider = event.provider
         self._event_id = event._event_id
-        self._id_bytes = event._id_bytes
+        self._id_drawn = event._id_drawn
         self.timestamp_ns = event.timestamp_ns
         self.duration_ns = event.duration_ns
         self.errors: Tuple[str, ...] = tuple(event.errors) if event.errors else ()

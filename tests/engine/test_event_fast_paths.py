@@ -193,3 +193,53 @@ def test_a_stream_known_not_to_be_a_terminal_is_coloured_only_when_always(monkey
             assert out.getvalue() == want * 2, mode
     finally:
         ccmlog.configure()
+
+
+# --- event ids ----------------------------------------------------------------------------
+
+def test_event_ids_are_unique_across_pool_refills_and_threads():
+    import threading
+
+    from ccm.model.events import EventRecord, is_ksuid
+
+    made = []
+
+    def make():
+        made.extend(TransactionEvent("file", "x") for _ in range(700))   # > 2 pools of 256
+
+    workers = [threading.Thread(target=make) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    ids = [EventRecord(e).event_id for e in made]
+    assert len(set(ids)) == len(made) == 2800 and all(is_ksuid(i) for i in ids)
+    assert [e.event_id for e in made] == ids   # the event and its record: the same id
+    assert len({e._id_drawn[1] for e in made}) == 2800   # no random part handed out twice
+
+
+def test_a_forked_child_draws_its_own_random_bytes():
+    TransactionEvent("file", "warm")   # the parent's pool holds bytes now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: report the random part of its first event
+        try:
+            os.write(write, TransactionEvent("file", "child")._id_drawn[1])
+        finally:
+            os._exit(0)
+    os.close(write)
+    child = os.read(read, 16)
+    os.close(read)
+    os.waitpid(pid, 0)
+    parent_next = TransactionEvent("file", "parent")._id_drawn[1]
+    assert len(child) == 16 and child != parent_next
+
+
+def test_event_ids_encode_time_and_random_as_ksuid_does(monkeypatch):
+    from ccm.model import events
+
+    raw = bytes(range(16))
+    monkeypatch.setattr(events.time, "time", lambda: 1_735_787_045.9)
+    monkeypatch.setattr(events, "_random_chunk", lambda: raw)
+    monkeypatch.setattr(events, "_random16", lambda: raw)
+    assert TransactionEvent("file", "x").event_id == events.new_ksuid() == events.new_ksuid(1_735_787_045)
