@@ -551,43 +551,42 @@ class SessionSummary(ValueObject):
 
     @classmethod
     def build(cls, events: List[Any]) -> "SessionSummary":
-        s = cls()
-        unique = set()
-        duration_sum = 0
+        # counted in locals, not attributes: once per recorded event of a run
+        start = end = duration_sum = total = failed = skipped = changed = refreshed = unmet = 0
+        checks: List[Any] = []
+        refs = set()
         for ev in events:
             if isinstance(ev, SessionStartEvent):
-                s.start_time_ns = ev.timestamp_ns
+                start = ev.timestamp_ns
                 continue
-            s.total_resources += 1
-            unique.add(ev.ref)
+            total += 1
+            refs.add(f"{ev.type}#{ev.name}")   # ev.ref
             duration_sum += ev.duration_ns
             # upstream: the latest event's timestamp (total_duration follows from it)
-            s.end_time_ns = max(s.end_time_ns, ev.timestamp_ns)
+            if ev.timestamp_ns > end:
+                end = ev.timestamp_ns
             if ev.failed:
-                s.failed_resources += 1
+                failed += 1
             elif ev.skipped:
-                s.skipped_resources += 1
+                skipped += 1
             elif ev.changed:
-                s.changed_resources += 1
-            else:
-                s.stable_resources += 1
+                changed += 1
             if ev.refreshed:
-                s.refreshed_count += 1
-            s.requirements_unmet_count += len(ev.unmet_requirements)
-            for h in ev.health_checks:
-                s.health_checked_count += 1
-                if h.status == OK:
-                    s.health_check_ok_count += 1
-                elif h.status == WARNING:
-                    s.health_check_warning_count += 1
-                elif h.status == CRITICAL:
-                    s.health_check_critical_count += 1
-                else:
-                    s.health_check_unknown_count += 1
-        s.unique_resources = len(unique)
-        s.total_errors = s.failed_resources
-        if s.start_time_ns and s.end_time_ns:
-            s.total_duration_ns = max(0, s.end_time_ns - s.start_time_ns)
+                refreshed += 1
+            if ev.unmet_requirements:
+                unmet += len(ev.unmet_requirements)
+            if ev.health_checks:
+                checks += ev.health_checks
+        statuses = [h.status for h in checks]
+        ok, warning, critical = statuses.count(OK), statuses.count(WARNING), statuses.count(CRITICAL)
+        s = cls(start_time_ns=start, end_time_ns=end, total_resources=total, unique_resources=len(refs),
+                changed_resources=changed, failed_resources=failed, skipped_resources=skipped,
+                stable_resources=total - failed - skipped - changed, refreshed_count=refreshed,
+                requirements_unmet_count=unmet, health_checked_count=len(statuses), health_check_ok_count=ok,
+                health_check_warning_count=warning, health_check_critical_count=critical,
+                health_check_unknown_count=len(statuses) - ok - warning - critical, total_errors=failed)
+        if start and end:
+            s.total_duration_ns = max(0, end - start)
         else:
             s.total_duration_ns = duration_sum
         return s

@@ -243,3 +243,72 @@ def test_event_ids_encode_time_and_random_as_ksuid_does(monkeypatch):
     monkeypatch.setattr(events, "_random_chunk", lambda: raw)
     monkeypatch.setattr(events, "_random16", lambda: raw)
     assert TransactionEvent("file", "x").event_id == events.new_ksuid() == events.new_ksuid(1_735_787_045)
+
+
+# --- the summary --------------------------------------------------------------------------
+
+def _summary_by_attribute(events):
+    """The summary as build() counted it before (an attribute per counter, one event at a time)."""
+    from ccm.model.events import CRITICAL, OK, WARNING, SessionStartEvent, SessionSummary
+
+    s = SessionSummary()
+    unique = set()
+    duration_sum = 0
+    for ev in events:
+        if isinstance(ev, SessionStartEvent):
+            s.start_time_ns = ev.timestamp_ns
+            continue
+        s.total_resources += 1
+        unique.add(ev.ref)
+        duration_sum += ev.duration_ns
+        s.end_time_ns = max(s.end_time_ns, ev.timestamp_ns)
+        if ev.failed:
+            s.failed_resources += 1
+        elif ev.skipped:
+            s.skipped_resources += 1
+        elif ev.changed:
+            s.changed_resources += 1
+        else:
+            s.stable_resources += 1
+        if ev.refreshed:
+            s.refreshed_count += 1
+        s.requirements_unmet_count += len(ev.unmet_requirements)
+        for h in ev.health_checks:
+            s.health_checked_count += 1
+            if h.status == OK:
+                s.health_check_ok_count += 1
+            elif h.status == WARNING:
+                s.health_check_warning_count += 1
+            elif h.status == CRITICAL:
+                s.health_check_critical_count += 1
+            else:
+                s.health_check_unknown_count += 1
+    s.unique_resources = len(unique)
+    s.total_errors = s.failed_resources
+    if s.start_time_ns and s.end_time_ns:
+        s.total_duration_ns = max(0, s.end_time_ns - s.start_time_ns)
+    else:
+        s.total_duration_ns = duration_sum
+    return s
+
+
+def test_summary_counts_what_it_counted_before():
+    import random
+
+    from ccm.model.events import EventRecord, HealthCheckResult, SessionStartEvent, SessionSummary
+
+    rng = random.Random(16)
+    for trial in range(200):
+        events = []
+        if rng.random() < 0.7:
+            events.append(SessionStartEvent("s", rng.choice([0, 1_000, 5_000_000_000])))
+        for i in range(rng.randint(0, 12)):
+            ev = TransactionEvent(
+                "file", rng.choice("abcd"), alias=rng.choice(["", "x"]), duration_ns=rng.randint(0, 10**9),
+                timestamp_ns=rng.choice([0, 1, 2_000_000_000, 9_000_000_000]),
+                failed=rng.random() < 0.2, skipped=rng.random() < 0.2, changed=rng.random() < 0.4,
+                refreshed=rng.random() < 0.2,
+                unmet_requirements=[f"exec#{n}" for n in range(rng.randint(0, 2))],
+                health_checks=[HealthCheckResult(rng.choice([0, 1, 2, 3, 7])) for _ in range(rng.randint(0, 3))])
+            events.append(EventRecord(ev) if rng.random() < 0.5 else ev)
+        assert SessionSummary.build(events) == _summary_by_attribute(events), trial
