@@ -53,7 +53,9 @@ def rfc3339(ns: Optional[int]) -> str:
     global _last_second
     if not ns:
         return ZERO_TIME
-    secs, frac = divmod(int(ns), 1_000_000_000)
+    if type(ns) is not int:
+        ns = int(ns)
+    secs, frac = divmod(ns, 1_000_000_000)
     last = _last_second
     if last[0] == secs:
         base = last[1]
@@ -66,8 +68,8 @@ def rfc3339(ns: Optional[int]) -> str:
 
             base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         _last_second = (secs, base)
-    if frac:
-        base += "." + f"{frac:09d}".rstrip("0")
+    if frac:   # nine digits, without a format spec to parse (file status formats every mtime)
+        return f"{base}.{str(frac + 1_000_000_000)[1:].rstrip('0')}Z"
     return base + "Z"
 
 

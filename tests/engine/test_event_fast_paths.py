@@ -312,3 +312,17 @@ def test_summary_counts_what_it_counted_before():
                 health_checks=[HealthCheckResult(rng.choice([0, 1, 2, 3, 7])) for _ in range(rng.randint(0, 3))])
             events.append(EventRecord(ev) if rng.random() < 0.5 else ev)
         assert SessionSummary.build(events) == _summary_by_attribute(events), trial
+
+
+def test_rfc3339_fraction_as_the_format_spec_gave_it():
+    import random
+
+    from ccm.model.events import rfc3339
+
+    rng = random.Random(3339)
+    for ns in [1_735_787_045_000_000_000 + f for f in (1, 10, 100_000_000, 999_999_999, 120_000_000)] + [
+            rng.randint(-10**19, 10**19) for _ in range(2000)] + [1.5e18, True]:
+        secs, frac = divmod(int(ns), 10**9)
+        want = rfc3339(secs * 10**9) if secs else "1970-01-01T00:00:00Z"
+        want = want[:-1] + ("." + f"{frac:09d}".rstrip("0") if frac else "") + "Z"
+        assert rfc3339(ns) == want, ns
