@@ -18,14 +18,16 @@ def _runtime(event: TransactionEvent) -> str:
 
 def _outcome(event: TransactionEvent) -> Tuple[int, str]:
     """Level and message of a resource that neither failed nor missed a requirement."""
-    label = event.label
     if event.skipped:
-        return WARN, f"{label} skipped"
-    if event.refreshed:
-        return WARN, f"{label} refreshed"
-    if event.changed:
-        return WARN, f"{label} changed"
-    return INFO, f"{label} stable"
+        level, word = WARN, "skipped"
+    elif event.refreshed:
+        level, word = WARN, "refreshed"
+    elif event.changed:
+        level, word = WARN, "changed"
+    else:
+        level, word = INFO, "stable"
+    alias = event.alias   # event.label, in the same f-string as the word (once per resource)
+    return level, f"{event.type}#{alias} (alias) {word}" if alias else f"{event.type}#{event.name} {word}"
 
 
 def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]]:
