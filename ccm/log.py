@@ -347,31 +347,23 @@ class UserLogger:
         if attrs:
             items = list(items)
             items += attrs.items()
-        if self.records is not None:
-            self.records.append({"level": level, "message": message, "attrs": list(items)})
-        text = message
+        rendered = ""
         for k, v in items:
-            text += f" {k}={v if type(v) is str else render_value(v)}"
-        self._emit(level, text)
+            rendered += f" {k}={v if type(v) is str else render_value(v)}"
+        self.log_rendered(level, message, items, rendered, True)
 
-    def log_rendered(self, level: int, message: str, pairs: List[Tuple[str, Any]], rendered: str) -> None:
+    def log_rendered(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str,
+                     bound: bool = False) -> None:
         """``log(level, message, *pairs)`` for a caller that has rendered the pairs (all str
         values) as ``rendered`` (`` k=v`` each, in order): the status line of every resource
         skips the generic loop. A logger with bound attributes or its own ``log`` takes the
-        generic path."""
-        if self.attrs or not self._own_log:
+        generic path (``bound``: ``log`` calling, the bound attributes are in ``pairs``)."""
+        if not bound and (self.attrs or not self._own_log):
             self.log(level, message, *pairs)
             return
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": list(pairs)})
-        self._emit(level, message + rendered)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._own_log = cls.log is UserLogger.log   # a subclass writing its own lines: no log_rendered
-
-    def _emit(self, level: int, text: str) -> None:
-        """Copy a rendered record to syslog, then print it unless quiet or below the level."""
+        text = message + rendered
         sink = _state["syslog"]   # to_syslog
         if sink is not None:
             sink.send(level, text)
@@ -392,6 +384,10 @@ class UserLogger:
                 stream.flush()
         finally:
             _lock.release()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._own_log = cls.log is UserLogger.log   # a subclass writing its own lines: no log_rendered
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)
