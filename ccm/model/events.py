@@ -562,7 +562,7 @@ class SessionSummary(ValueObject):
                 start = ev.timestamp_ns
                 continue
             total += 1
-            refs.add(f"{ev.type}#{ev.name}")   # ev.ref
+            refs.add((ev.type, ev.name))   # ev.ref, without the string (a type has no "#")
             duration_sum += ev.duration_ns
             # upstream: the latest event's timestamp (total_duration follows from it)
             if ev.timestamp_ns > end:
