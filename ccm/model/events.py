@@ -69,7 +69,7 @@ def rfc3339(ns: Optional[int]) -> str:
             base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         _last_second = (secs, base)
     if frac:   # nine digits, without a format spec to parse (file status formats every mtime)
-        return f"{base}.{str(frac + 1_000_000_000)[1:].rstrip('0')}Z"
+        return f"{base}.{str(frac).zfill(9).rstrip('0')}Z"
     return base + "Z"
 
 
