@@ -104,11 +104,12 @@ class RunBatch:
         # health checks, control, require/subscribe; a refused publish fails the event after the write
         if not _UNBATCHED.isdisjoint(values) and any(values.get(k) for k in _UNBATCHED):
             return False   # values holds only the keys that are set: most resources have none of these
+        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         name = values.get("name")
-        if not isinstance(name, str) or is_templated(name) or self.fs.conflicts(name):
+        if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
         content = values.get("content")
-        if content is not None and (not isinstance(content, str) or is_templated(content)):
+        if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
             return False
         source = values.get("source")
         if source:

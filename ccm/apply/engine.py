@@ -136,10 +136,10 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         assert batch is not None
         return any(settle(h.event, h.props, h.interrupted) for h in batch.flush(manifest.fail_on_error))
 
-    run, received = base.run, interrupt.received
+    run = base.run
     try:
         for entry in manifest.resources:
-            if received() is not None:   # no later resource starts
+            if interrupt.signal_received is not None:   # no later resource starts
                 result.interrupted = True
                 break
             if batch is not None:
@@ -149,7 +149,7 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 manager.write_batch = batch.fs if admitted else None
             props = entry.props.copy()
             event = run(manager, entry.spec, props, health_check_only=health_check_only)
-            interrupted = received() is not None
+            interrupted = interrupt.signal_received is not None
             if interrupted:
                 result.interrupted = True
                 if not any(interrupt.message() in e for e in event.errors):

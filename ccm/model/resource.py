@@ -132,6 +132,9 @@ def _emit_plan(fields: Tuple[Field, ...]) -> Tuple[Tuple[str, bool, Optional[Cal
     return hit[1]
 
 
+_new_object = object.__new__
+
+
 class Properties:
     """A validated property set of one resource: values keyed by YAML key.
 
@@ -178,7 +181,9 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        return Properties(self.type_name, dict(self.values), self.fields)
+        copy = _new_object(Properties)   # the fields tuple as it is: no __init__ call per resource run
+        copy.type_name, copy.values, copy.fields = self.type_name, dict(self.values), self.fields
+        return copy
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -246,7 +251,7 @@ class ResourceContext:
     impossible.
     """
 
-    def __init__(self, *, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
+    def __init__(self, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
                  facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
                  chain: Sequence[str] = (), run_log: Optional[UserLog] = None,
                  template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,

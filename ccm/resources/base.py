@@ -139,11 +139,11 @@ def select_provider(manager: RunManager, props: Properties,
 def context(manager: RunManager, user_log: UserLog, facts: Any = None) -> ResourceContext:
     """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
     the manager's facts view, if already taken)."""
-    return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
-                           runner=manager.runner, facts=manager.facts_view() if facts is None else facts,
-                           depth=manager.depth,
-                           chain=manager.apply_chain, run_log=manager.user_log,
-                           template_environment=manager.template_environment, nested=manager)
+    # positionally (the order of ResourceContext's parameters): one context per resource,
+    # and ten keyword arguments cost twice what building the object does
+    return ResourceContext(manager.noop, manager.working_dir, user_log, manager.runner,
+                           manager.facts_view() if facts is None else facts, manager.depth,
+                           manager.apply_chain, manager.user_log, manager.template_environment, manager)
 
 
 def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
@@ -190,12 +190,14 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
     values = props.values
 
     gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
-    env = manager.lazy_template_environment()   # built only if a template or expression reads it
-    if gated and values.get("control") and not _control_allows(props, env):
-        event.skipped = True
-        return
-
-    P.render_phase(props, env, DEFERRED)
+    if gated and values.get("control"):
+        env = manager.lazy_template_environment()   # built only if a template or expression reads it
+        if not _control_allows(props, env):
+            event.skipped = True
+            return
+        P.render_phase(props, env, DEFERRED)
+    else:   # the environment is asked for only if a deferred field holds a template
+        P.render_phase(props, manager.lazy_template_environment, DEFERRED)
 
     requires = values.get("require") if gated else None
     if requires:
@@ -224,9 +226,11 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
             else:
                 event.fail(str(exc))
         finally:
-            manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
-                                    type=props.type_name, provider=factory.name,
-                                    name=values.get("alias") or values.get("name") or "")
+            metrics = manager.metrics
+            if metrics.enabled:
+                metrics.observe("resource_apply", time.monotonic() - apply_started,
+                                type=props.type_name, provider=factory.name,
+                                name=values.get("alias") or values.get("name") or "")
 
     checks = values.get("health_checks") if gated else None
     if checks:
