@@ -206,9 +206,12 @@ class Manager:
         return dict(self._data)
 
     def set_data(self, data: Mapping[str, Any]) -> None:
+        if not self.external_data:
+            self._data = dict(data)
+            return
         from ccm.data.merge import deep_merge
 
-        self._data = deep_merge(dict(data), self.external_data) if self.external_data else dict(data)
+        self._data = deep_merge(dict(data), self.external_data)
 
     # --- NATS ----------------------------------------------------------------------------
 

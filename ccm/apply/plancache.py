@@ -37,7 +37,7 @@ from sys import intern
 from functools import lru_cache
 
 from ccm.digest import sha256
-from ccm.model.resource import Properties, is_templated
+from ccm.model.resource import is_templated, properties_of
 from ccm.model.textint import TextInt
 
 TYPE_CHECKING = False
@@ -197,8 +197,8 @@ class Plan:
                 known = specs[type_name] = (spec, spec.all_fields)
             if type(index) is not int or type(values) is not dict:   # a damaged entry: load in full
                 raise Uncacheable("damaged plan: a resource that is not (index, type, values)")
-            out.append(ResourceEntry(index, known[0], Properties(type_name, decode(values) if tagged else values,
-                                                                 known[1])))
+            out.append(ResourceEntry(index, known[0], properties_of(type_name, decode(values) if tagged else values,
+                                                                    known[1])))
         return out
 
 
