@@ -125,6 +125,11 @@ class _IdCache:
 
 _ids = _IdCache()
 _users, _groups, _same_user, _same_group = _ids.user, _ids.group, _ids.same_user, _ids.same_group
+# remembered answers only (None when not yet looked up): a caller on a hot path tries these
+# before user_name/group_name/format_mode and saves a call
+known_user_name: Callable[[int], Optional[str]] = _users.get
+known_group_name: Callable[[int], Optional[str]] = _groups.get
+known_mode_text: Callable[[int], Optional[str]] = _mode_texts.get
 
 
 def clear_id_cache() -> None:

@@ -56,6 +56,30 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
+_mode_texts: Dict[Tuple[Any, bool, type], str] = {}   # desired_mode_text's answers (a run has a handful)
+
+
+def desired_mode_text(props: Properties) -> str:
+    """``format_mode(desired_mode(props))``, remembered per mode value and ensure kind."""
+    values = props.values
+    mode, directory = values.get("mode"), values.get("ensure") == "directory"
+    key = (mode, directory, type(mode))   # the type too: True == 1 but is no mode
+    try:
+        return _mode_texts[key]
+    except (KeyError, TypeError):
+        pass
+    text = format_mode(desired_mode(props))
+    if len(_mode_texts) < 256:
+        try:
+            _mode_texts[key] = text
+        except TypeError:   # unhashable: not remembered
+            pass
+    return text
+
+
+_UNSET = object()
+_NO_METADATA: Dict[str, Any] = {}   # read only
+_STABLE = Plan()   # the plan of every resource in its desired state (a Plan is never changed once made)
 DIFF_READ_LIMIT = 1 << 20     # files larger than this get no line counts or diff in noop
 
 
@@ -184,7 +208,7 @@ class FileLogic(TypeLogic[FileProvider]):
             changes.append(f"would change owner {meta.get('owner', '') or '?'} -> {props.get('owner')}")
         if not group_matches(meta.get("group", ""), props.get("group")):
             changes.append(f"would change group {meta.get('group', '') or '?'} -> {props.get('group')}")
-        wanted_mode = format_mode(desired_mode(props))
+        wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             changes.append(f"would change mode {meta.get('mode', '') or '?'} -> {wanted_mode}")
         return changes
@@ -196,18 +220,20 @@ class FileLogic(TypeLogic[FileProvider]):
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
-        meta = state.metadata
-        internal = state.internal
-        if want != "directory" and "desired_checksum" in internal:
-            wanted = internal["desired_checksum"]
-            if meta.get("checksum", "") != wanted:
+        meta = state.extra.get("metadata", _NO_METADATA)   # state.metadata without its call
+        if want != "directory":
+            wanted = state.internal.get("desired_checksum", _UNSET)
+            if wanted is not _UNSET and meta.get("checksum", "") != wanted:
                 return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
-        owner, group = props.get("owner"), props.get("group")
-        if not owner_matches(meta.get("owner", ""), owner):
-            return False, f"owner mismatch: state={meta.get('owner', '')} requested={owner}"
-        if not group_matches(meta.get("group", ""), group):
-            return False, f"group mismatch: state={meta.get('group', '')} requested={group}"
-        wanted_mode = format_mode(desired_mode(props))
+        owner: Any = values.get("owner")   # what props.get("owner") gives
+        observed = meta.get("owner", "")
+        if observed != owner and not owner_matches(observed, owner):
+            return False, f"owner mismatch: state={observed} requested={owner}"
+        group: Any = values.get("group")
+        observed = meta.get("group", "")
+        if observed != group and not group_matches(observed, group):
+            return False, f"group mismatch: state={observed} requested={group}"
+        wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"
         return True, ""
@@ -215,7 +241,7 @@ class FileLogic(TypeLogic[FileProvider]):
     def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
         ok, reason = self.is_desired(props, state)
         if ok:
-            return Plan()
+            return _STABLE
         want, have = props.ensure, state.ensure
         if want == "directory":
             if have == "directory":
