@@ -130,6 +130,8 @@ _users, _groups, _same_user, _same_group = _ids.user, _ids.group, _ids.same_user
 known_user_name: Callable[[int], Optional[str]] = _users.get
 known_group_name: Callable[[int], Optional[str]] = _groups.get
 known_mode_text: Callable[[int], Optional[str]] = _mode_texts.get
+known_same_user: Callable[[Tuple[str, str]], Optional[bool]] = _same_user.get   # (observed, desired)
+known_same_group: Callable[[Tuple[str, str]], Optional[bool]] = _same_group.get
 
 
 def clear_id_cache() -> None:

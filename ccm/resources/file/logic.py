@@ -8,8 +8,8 @@ from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
-from ccm.resources.ownership import (directory_mode, format_mode, group_matches, owner_matches,
-                                     parse_mode)
+from ccm.resources.ownership import (directory_mode, format_mode, group_matches, known_same_group,
+                                     known_same_user, owner_matches, parse_mode)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,24 +56,24 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
-_mode_texts: Dict[Tuple[Any, bool, type], str] = {}   # desired_mode_text's answers (a run has a handful)
+# desired_mode_text's answers for string modes (a run has a handful), of files and directories
+_file_mode_texts: Dict[str, str] = {}
+_dir_mode_texts: Dict[str, str] = {}
 
 
 def desired_mode_text(props: Properties) -> str:
-    """``format_mode(desired_mode(props))``, remembered per mode value and ensure kind."""
+    """``format_mode(desired_mode(props))``, remembered for a string mode (``is_desired``
+    reads the remembered ones itself)."""
     values = props.values
-    mode, directory = values.get("mode"), values.get("ensure") == "directory"
-    key = (mode, directory, type(mode))   # the type too: True == 1 but is no mode
-    try:
-        return _mode_texts[key]
-    except (KeyError, TypeError):
-        pass
+    mode = values.get("mode")
+    texts = _dir_mode_texts if values.get("ensure") == "directory" else _file_mode_texts
+    if type(mode) is str:
+        text = texts.get(mode)
+        if text is not None:
+            return text
     text = format_mode(desired_mode(props))
-    if len(_mode_texts) < 256:
-        try:
-            _mode_texts[key] = text
-        except TypeError:   # unhashable: not remembered
-            pass
+    if type(mode) is str and len(texts) < 256:
+        texts[mode] = text
     return text
 
 
@@ -225,15 +225,20 @@ class FileLogic(TypeLogic[FileProvider]):
             wanted = state.internal.get("desired_checksum", _UNSET)
             if wanted is not _UNSET and meta.get("checksum", "") != wanted:
                 return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
+        # remembered answers first, each saving a call: owner_matches, group_matches, desired_mode_text
         owner: Any = values.get("owner")   # what props.get("owner") gives
         observed = meta.get("owner", "")
-        if observed != owner and not owner_matches(observed, owner):
+        if observed != owner and not (known_same_user((observed, owner)) or owner_matches(observed, owner)):
             return False, f"owner mismatch: state={observed} requested={owner}"
         group: Any = values.get("group")
         observed = meta.get("group", "")
-        if observed != group and not group_matches(observed, group):
+        if observed != group and not (known_same_group((observed, group)) or group_matches(observed, group)):
             return False, f"group mismatch: state={observed} requested={group}"
-        wanted_mode = desired_mode_text(props)
+        mode = values.get("mode")
+        wanted_mode = (_dir_mode_texts if want == "directory" else _file_mode_texts).get(mode) \
+            if type(mode) is str else None
+        if wanted_mode is None:
+            wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"
         return True, ""

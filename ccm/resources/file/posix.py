@@ -47,7 +47,7 @@ class PosixFileProvider:
         """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
         and their sha256, when known (a file equal to them is compared, not hashed)."""
         batch = self._batch
-        staged = batch.staged(path) if batch is not None else None
+        staged = batch.staged(path) if batch is not None and batch.writes else None   # none: a steady run
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:

@@ -115,3 +115,25 @@ def test_a_stable_plan_equals_a_fresh_empty_plan(tmp_path):
 class _Ctx:
     noop = False
     working_dir = None
+
+
+@pytest.mark.parametrize("owner,group,mode,reason", [
+    (str(os.getuid()), str(os.getgid()), "0644", ""),
+    (str(os.getuid() + 1), str(os.getgid()), "0644", "owner mismatch: state={me} requested={uid1}"),
+    (str(os.getuid()), str(os.getgid() + 1), "0644", "group mismatch: state={mine} requested={gid1}"),
+    ("no-such-user-ccm", str(os.getgid()), "0644", "owner mismatch: state={me} requested=no-such-user-ccm"),
+    (str(os.getuid()), str(os.getgid()), "0600", "mode mismatch: state=0644 requested=0600"),
+    (str(os.getuid()), str(os.getgid()), 420, "mode mismatch: state=0644 requested=0420"),
+])
+def test_is_desired_answers_the_same_when_asked_again(tmp_path, owner, group, mode, reason):
+    path = tmp_path / "f"
+    path.write_text("a\n")
+    os.chmod(path, 0o644)
+    me, mine = pwd.getpwuid(os.getuid()).pw_name, grp.getgrgid(os.getgid()).gr_name
+    want = (not reason, reason.format(me=me, mine=mine, uid1=os.getuid() + 1, gid1=os.getgid() + 1))
+    props = _props(name=str(path), ensure="present", content="a\n", owner=owner, group=group, mode=mode)
+    logic = FileLogic()
+    for _ in range(3):   # the later rounds from remembered answers
+        state = logic.status(PosixFileProvider(), props, _Ctx())
+        assert logic.is_desired(props, state) == want
+    clear_id_cache()
