@@ -234,7 +234,7 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
     and a file equal to them returns ``expect_sha256`` as it is (one ``read`` for a file
     of up to 64 KiB that matches its ``size``).
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)   # what open(path, "rb") does, unbuffered
+    fd = os.open(path, _O_READ)   # what open(path, "rb") does, unbuffered
     try:
         if size is None:
             size = os.fstat(fd).st_size
@@ -262,6 +262,7 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
 
 
 _READ = 1 << 16   # below malloc's mmap threshold, unlike CHUNK
+_O_READ = os.O_RDONLY | os.O_CLOEXEC
 
 
 def _hash_unless_equal(fd: int, size: int, expect: bytes, expect_sha256: str) -> Any:
