@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 log = internal("ccm.resources")
 
+# the properties that can gate or extend the flow; most resources set none of them
+_GATES = frozenset(("control", "require", "health_checks"))
+
 
 class _ResourceLog:
     """The run's log bound to one resource (``type``, ``name``), bound on first use: most
@@ -186,14 +189,15 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
     event.provider = factory.name
     values = props.values
 
+    gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
     env = manager.lazy_template_environment()   # built only if a template or expression reads it
-    if values.get("control") and not _control_allows(props, env):
+    if gated and values.get("control") and not _control_allows(props, env):
         event.skipped = True
         return
 
     P.render_phase(props, env, DEFERRED)
 
-    requires = values.get("require")
+    requires = values.get("require") if gated else None
     if requires:
         unmet = [ref for ref in requires if manager.session.is_failed(ref)]
         if unmet:
@@ -224,7 +228,7 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
                                     type=props.type_name, provider=factory.name,
                                     name=values.get("alias") or values.get("name") or "")
 
-    checks = values.get("health_checks")
+    checks = values.get("health_checks") if gated else None
     if checks:
         from ccm.healthcheck import run_checks
 
