@@ -11,22 +11,21 @@ import pytest
 from ccm.resources import ownership
 
 
-def _plain_uid(name: str):
+def _plain_id(name: str, find):
     if name.isascii() and name.isdigit():
         return int(name)
     try:
-        return pwd.getpwnam(name).pw_uid
+        return find(name)[2]   # pw_uid / gr_gid
     except KeyError:
         return None
+
+
+def _plain_uid(name: str):
+    return _plain_id(name, pwd.getpwnam)
 
 
 def _plain_gid(name: str):
-    if name.isascii() and name.isdigit():
-        return int(name)
-    try:
-        return grp.getgrnam(name).gr_gid
-    except KeyError:
-        return None
+    return _plain_id(name, grp.getgrnam)
 
 
 def _plain_same(observed: str, desired: str, resolve) -> bool:
