@@ -44,4 +44,8 @@ def sha256(data: bytes = b"", *, size_hint: int = 0) -> Any:
 
 
 def sha256_hex(data: bytes) -> str:
+    small = _builtin[0] if _builtin else _small_sha256()   # sha256(data) without its general steps
+    if small is not None and len(data) < LARGE:
+        text: str = small(data).hexdigest()
+        return text
     return str(sha256(data).hexdigest())

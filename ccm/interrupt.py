@@ -28,12 +28,14 @@ else:
 SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 KILL_GRACE = 2.0
 
-_received: Optional[int] = None
+# The signal number that interrupted this run, if any (``received()``; the apply loop reads
+# the attribute itself, twice per resource).
+signal_received: Optional[int] = None
 
 
 def received() -> Optional[int]:
     """The signal number that interrupted this run, if any."""
-    return _received
+    return signal_received
 
 
 def signal_name(signum: int) -> str:
@@ -44,18 +46,18 @@ def signal_name(signum: int) -> str:
 
 def message() -> str:
     """``interrupted by SIGTERM`` (empty when not interrupted)."""
-    return f"interrupted by {signal_name(_received)}" if _received is not None else ""
+    return f"interrupted by {signal_name(signal_received)}" if signal_received is not None else ""
 
 
 def exit_code() -> int:
-    return 128 + _received if _received is not None else 0
+    return 128 + signal_received if signal_received is not None else 0
 
 
 def _handler(signum: int, frame: Any) -> None:
-    global _received
-    first = _received is None
+    global signal_received
+    first = signal_received is None
     if first:
-        _received = signum
+        signal_received = signum
     runner = sys.modules.get("ccm.runner")   # no import work in a handler
     if runner is None:   # never imported: no command was started
         return
@@ -74,12 +76,12 @@ def guard() -> Iterator[None]:
 
     Only the main thread can install handlers; elsewhere (an agent's worker) this is a no-op.
     """
-    global _received
+    global signal_received
     threading = sys.modules.get("threading")   # not loaded: no thread was started, this is the main one
     if threading is not None and threading.current_thread() is not threading.main_thread():
         yield
         return
-    _received = None
+    signal_received = None
     saved: Dict[int, Any] = {}
     for sig in SIGNALS:
         saved[sig] = _signal.signal(sig, _handler)
@@ -92,5 +94,5 @@ def guard() -> Iterator[None]:
 
 def reset() -> None:
     """Forget a recorded signal (tests and long-lived agents between runs)."""
-    global _received
-    _received = None
+    global signal_received
+    signal_received = None

@@ -48,6 +48,8 @@ log = internal("ccm.manager")
 class NoopMetrics:
     """Metrics sink used unless metrics were asked for (prometheus stays unimported)."""
 
+    enabled = False
+
     def observe(self, metric: str, seconds: float, **labels: str) -> None:
         pass
 
@@ -145,7 +147,8 @@ class Manager:
         self.registry: "Registry" = registry
         self.metrics: Any = metrics or NoopMetrics()
         self.session: "SessionStore" = open_store(session_dir)
-        self.session.listeners.append(self.metrics.record_event)
+        if self.metrics.enabled:   # a no-op sink needs no call per event
+            self.session.listeners.append(self.metrics.record_event)
         self._facts_cache = FactsCache(facts, extra_facts or {}, self.metrics)
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
@@ -203,9 +206,12 @@ class Manager:
         return dict(self._data)
 
     def set_data(self, data: Mapping[str, Any]) -> None:
+        if not self.external_data:
+            self._data = dict(data)
+            return
         from ccm.data.merge import deep_merge
 
-        self._data = deep_merge(dict(data), self.external_data) if self.external_data else dict(data)
+        self._data = deep_merge(dict(data), self.external_data)
 
     # --- NATS ----------------------------------------------------------------------------
 

@@ -170,6 +170,8 @@ def _labels_text(names: Tuple[str, ...], values: Tuple[str, ...]) -> str:
 class Metrics:
     """In-process metric store with upstream's names, types and labels."""
 
+    enabled = True
+
     def __init__(self) -> None:
         self._lock = allocate_lock()
         # metric name -> label values -> value (counter) or [sum, count] (summary)

@@ -90,10 +90,10 @@ class TypeSpec(ValueObject):
         path, cls = self._logic_class
         if cls is None or path != self.logic:
             cls = _import(self.logic)
+            if not (isinstance(cls, type) and issubclass(cls, TypeLogic)):   # once per class, not per resource
+                raise TypeError(f"{self.logic} is not a TypeLogic")
             self._logic_class = (self.logic, cls)
-        logic = cls()
-        if not isinstance(logic, TypeLogic):
-            raise TypeError(f"{self.logic} is not a TypeLogic")
+        logic: TypeLogic[Any] = cls()
         return logic
 
     @property
@@ -179,7 +179,7 @@ class Registry:
         ``ccm.model.provider.ProviderFactory``) are asked for a priority only when more
         than one of them is usable: a priority read from the facts decides nothing for a
         lone candidate, and reading one gathers every fact."""
-        forced = props.get("provider")
+        forced = props.values.get("provider")   # a dict read: every resource asks
         if not forced:   # the remembered choice first: every resource of a large manifest asks
             chosen = self._constant_choice.get(type_name)
             if chosen is not None:

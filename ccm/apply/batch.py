@@ -46,6 +46,9 @@ log = internal("ccm.apply")
 # them; smaller batches also keep the window in which a crash leaves all files old short.
 DEFAULT_LIMIT = 64
 
+# properties whose (non-empty) value keeps a resource out of a batch
+_UNBATCHED = frozenset(("health_checks", "control", "require", "subscribe", "register_when_stable"))
+
 
 class Held:
     """An event of the batch's window, settled (published/logged/recorded) at the flush."""
@@ -98,15 +101,15 @@ class RunBatch:
         values = props.values
         if props.type_name != "file" or values.get("ensure") != "present":
             return False
-        if values.get("health_checks") or values.get("control") or values.get("require") or values.get("subscribe"):
-            return False
-        if values.get("register_when_stable"):   # a refused publish fails the event after the write
-            return False
+        # health checks, control, require/subscribe; a refused publish fails the event after the write
+        if not _UNBATCHED.isdisjoint(values) and any(values.get(k) for k in _UNBATCHED):
+            return False   # values holds only the keys that are set: most resources have none of these
+        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         name = values.get("name")
-        if not isinstance(name, str) or is_templated(name) or self.fs.conflicts(name):
+        if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
         content = values.get("content")
-        if content is not None and (not isinstance(content, str) or is_templated(content)):
+        if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
             return False
         source = values.get("source")
         if source:

@@ -100,27 +100,32 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         manager.run_cache = RunCache.for_manifest(manifest)
     batch = RunBatch.for_run(manager, manifest, health_check_only)   # first runs: one sync pass
 
+    # what settle reads for every event, looked up once per run (none changes during it)
+    session, events = manager.session, result.events
+    noop, show = manager.noop, manager.show_diff
+    publish = getattr(manager, "publish_registrations", None)
+    stop_on_failure = not health_check_only and manifest.fail_on_error
+
     def settle(event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
         """Publish, log and record one event; True when the run stops after it."""
-        if (event.changed or event.failed) and not manager.noop and manager.run_cache is not None:
+        if (event.changed or event.failed) and not noop and manager.run_cache is not None:
             manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
-        publish = getattr(manager, "publish_registrations", None)
         if publish is not None:   # before recording: a failed publish fails the resource
             publish(event, props)
         if not health_check_only or event.health_checks:
             log_event(ulog, event)
-        if manager.show_diff:
+        if show:
             show_diff(ulog, event)
         kept: Any = event
         try:
-            kept = manager.session.record(event) or event
+            kept = session.record(event) or event
         except CCMError as exc:
             ulog.error("Could not save event", error=str(exc))
-        result.events.append(kept)
+        events.append(kept)
         if interrupted:
             ulog.warn("Terminating manifest execution", reason=interrupt.message())
             return True
-        if not health_check_only and manifest.fail_on_error and event.failed:
+        if stop_on_failure and event.failed:
             ulog.warn("Terminating manifest execution due to failed resource")
             result.terminated = True
             return True
@@ -131,9 +136,10 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         assert batch is not None
         return any(settle(h.event, h.props, h.interrupted) for h in batch.flush(manifest.fail_on_error))
 
+    run = base.run
     try:
         for entry in manifest.resources:
-            if interrupt.received() is not None:   # no later resource starts
+            if interrupt.signal_received is not None:   # no later resource starts
                 result.interrupted = True
                 break
             if batch is not None:
@@ -142,8 +148,8 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                     break
                 manager.write_batch = batch.fs if admitted else None
             props = entry.props.copy()
-            event = base.run(manager, entry.spec, props, health_check_only=health_check_only)
-            interrupted = interrupt.received() is not None
+            event = run(manager, entry.spec, props, health_check_only=health_check_only)
+            interrupted = interrupt.signal_received is not None
             if interrupted:
                 result.interrupted = True
                 if not any(interrupt.message() in e for e in event.errors):

@@ -372,11 +372,13 @@ def check_references(entries: List[Optional[ResourceEntry]], session: Any,
 
 def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
                   hiera_source: Optional[str], overriding_data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    hiera_doc = {k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc}
+    if not hiera_doc and not hiera_source and not overriding_data:
+        return {}   # what resolving nothing gives (no data, no rules), without loading the resolver
     from ccm.data.hiera import resolve, validate_rules
     from ccm.data.merge import deep_merge
 
     facts = manager.facts_view()
-    hiera_doc = {k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc}
     try:
         resolution = resolve(hiera_doc, facts, source_text=text, source_name=path)
         data, rules = dict(resolution.data), list(resolution.rules)

@@ -33,20 +33,25 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from sys import intern
 from functools import lru_cache
 
 from ccm.digest import sha256
-from ccm.model.resource import Properties, is_templated
+from ccm.model.resource import is_templated, properties_of
 from ccm.model.textint import TextInt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 
-MAGIC = b"ccm-plan 1\n"
+MAGIC = b"ccm-plan 2\n"
 PREFIX = "plan-"
 KEEP = 64              # entries kept (one per manifest path and content)
-_MARSHAL_VERSION = 2   # no FLAG_REF: the bytes depend on the value only
+_MARSHAL_VERSION = 2   # data digests: no FLAG_REF, so the bytes depend on the value only
+# The stored plan: version 4 writes a repeated object (a property key, "present") once and
+# refers to it after; its bytes need not be the same each time (they are checked by digest).
+_PLAN_MARSHAL_VERSION = 4
+_SHARED_MAX = 64       # string values up to this length are shared between resources
 
 _TEXTINT = "\x00ccm:TextInt"
 _TUPLE = "\x00ccm:tuple"
@@ -186,10 +191,14 @@ class Plan:
         for index, type_name, values, tagged in self.resources:
             known = specs.get(type_name)
             if known is None:
+                if type(type_name) is not str:
+                    raise Uncacheable("damaged plan: a type name that is not a string")
                 spec = manager.spec(type_name)
                 known = specs[type_name] = (spec, spec.all_fields)
-            out.append(ResourceEntry(index, known[0], Properties(type_name, decode(values) if tagged else values,
-                                                                 known[1])))
+            if type(index) is not int or type(values) is not dict:   # a damaged entry: load in full
+                raise Uncacheable("damaged plan: a resource that is not (index, type, values)")
+            out.append(ResourceEntry(index, known[0], properties_of(type_name, decode(values) if tagged else values,
+                                                                    known[1])))
         return out
 
 
@@ -209,11 +218,7 @@ def read(name: str) -> Optional[Plan]:
         stored_name, hiera, data_sha, fail_on_error, pre, post, resources = stored
         if stored_name != name or not isinstance(resources, list) or not isinstance(data_sha, str):
             return None
-        plan = Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources)
-        for index, type_name, values, tagged in resources:
-            if not (isinstance(index, int) and isinstance(type_name, str) and isinstance(values, dict)):
-                return None
-        return plan
+        return Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources)
     except Exception:   # corrupt beyond the digest (another Python's marshal): load in full
         return None
 
@@ -228,14 +233,22 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
         return
     try:
         resources = []
+        shared: Dict[str, str] = {}   # one object per short string value ("present", "0644" ...)
         for e in entries:
-            if _plain(e.props.values):   # the common case: marshal it as it is
-                resources.append((e.index, e.props.type_name, e.props.values, False))
-                continue
-            values = encode(e.props.values)
-            resources.append((e.index, e.props.type_name, values, _tagged(values)))
+            values = e.props.values
+            if _plain(values):   # the common case: marshal it as it is
+                tagged = False
+            else:
+                values = encode(values)
+                tagged = _tagged(values)
+            # interned keys and shared short values are written once and referenced after:
+            # the entry loads faster (no string made, no hash computed per key per resource)
+            values = {intern(k) if type(k) is str else k:
+                      shared.setdefault(v, v) if type(v) is str and len(v) <= _SHARED_MAX else v
+                      for k, v in values.items()}
+            resources.append((e.index, intern(e.props.type_name), values, tagged))
         payload = marshal.dumps((name, encode(hiera), digest, bool(fail_on_error), pre_message, post_message,
-                                 resources), _MARSHAL_VERSION)
+                                 resources), _PLAN_MARSHAL_VERSION)
     except (Uncacheable, ValueError, TypeError):
         return
     cache.write(name, MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload,

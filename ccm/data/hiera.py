@@ -184,7 +184,9 @@ def resolve(
     if data_overrides:
         base = deep_merge(base, data_overrides)
     rules: List[Rule] = []
-    if source_text is not None and not looks_like_json(source_text):
+    # annotations sit on keys below a top-level ``data_key``: a document without one has
+    # none, and its text (a whole manifest, say) need not be scanned line by line
+    if source_text is not None and data_key in document and not looks_like_json(source_text):
         rules = parse_annotations(source_text, data_key)
     _register_sensitive(base, rules)
     return Resolution(data=base, rules=rules)

@@ -39,6 +39,8 @@ class UserLog(Protocol):
 
 
 class Metrics(Protocol):
+    enabled: bool   # False: every call is a no-op (callers may skip building labels)
+
     def observe(self, metric: str, seconds: float, **labels: str) -> None: ...
 
     def record_event(self, event: Any) -> None: ...

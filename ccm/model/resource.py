@@ -132,6 +132,9 @@ def _emit_plan(fields: Tuple[Field, ...]) -> Tuple[Tuple[str, bool, Optional[Cal
     return hit[1]
 
 
+_new_object = object.__new__
+
+
 class Properties:
     """A validated property set of one resource: values keyed by YAML key.
 
@@ -178,7 +181,7 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        return Properties(self.type_name, dict(self.values), self.fields)
+        return properties_of(self.type_name, dict(self.values), self.fields)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -201,6 +204,15 @@ class Properties:
 
     def __repr__(self) -> str:
         return f"Properties({self.type_name}, {self.values!r})"
+
+
+def properties_of(type_name: str, values: Dict[str, Any], fields: Tuple[Field, ...]) -> Properties:
+    """``Properties(type_name, values, fields)`` for a ``fields`` that is already a tuple (a
+    type's shared ``all_fields``), without the constructor call: made once per resource
+    when a plan loads and once per resource run."""
+    props: Properties = _new_object(Properties)
+    props.type_name, props.values, props.fields = type_name, values, fields
+    return props
 
 
 class Plan(ValueObject):
@@ -246,7 +258,7 @@ class ResourceContext:
     impossible.
     """
 
-    def __init__(self, *, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
+    def __init__(self, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
                  facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
                  chain: Sequence[str] = (), run_log: Optional[UserLog] = None,
                  template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 log = internal("ccm.resources")
 
+# the properties that can gate or extend the flow; most resources set none of them
+_GATES = frozenset(("control", "require", "health_checks"))
+
 
 class _ResourceLog:
     """The run's log bound to one resource (``type``, ``name``), bound on first use: most
@@ -136,11 +139,11 @@ def select_provider(manager: RunManager, props: Properties,
 def context(manager: RunManager, user_log: UserLog, facts: Any = None) -> ResourceContext:
     """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
     the manager's facts view, if already taken)."""
-    return ResourceContext(noop=manager.noop, working_dir=manager.working_dir, log=user_log,
-                           runner=manager.runner, facts=manager.facts_view() if facts is None else facts,
-                           depth=manager.depth,
-                           chain=manager.apply_chain, run_log=manager.user_log,
-                           template_environment=manager.template_environment, nested=manager)
+    # positionally (the order of ResourceContext's parameters): one context per resource,
+    # and ten keyword arguments cost twice what building the object does
+    return ResourceContext(manager.noop, manager.working_dir, user_log, manager.runner,
+                           manager.facts_view() if facts is None else facts, manager.depth,
+                           manager.apply_chain, manager.user_log, manager.template_environment, manager)
 
 
 def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
@@ -186,14 +189,17 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
     event.provider = factory.name
     values = props.values
 
-    env = manager.lazy_template_environment()   # built only if a template or expression reads it
-    if values.get("control") and not _control_allows(props, env):
-        event.skipped = True
-        return
+    gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
+    if gated and values.get("control"):
+        env = manager.lazy_template_environment()   # built only if a template or expression reads it
+        if not _control_allows(props, env):
+            event.skipped = True
+            return
+        P.render_phase(props, env, DEFERRED)
+    else:   # the environment is asked for only if a deferred field holds a template
+        P.render_phase(props, manager.lazy_template_environment, DEFERRED)
 
-    P.render_phase(props, env, DEFERRED)
-
-    requires = values.get("require")
+    requires = values.get("require") if gated else None
     if requires:
         unmet = [ref for ref in requires if manager.session.is_failed(ref)]
         if unmet:
@@ -220,11 +226,13 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
             else:
                 event.fail(str(exc))
         finally:
-            manager.metrics.observe("resource_apply", time.monotonic() - apply_started,
-                                    type=props.type_name, provider=factory.name,
-                                    name=values.get("alias") or values.get("name") or "")
+            metrics = manager.metrics
+            if metrics.enabled:
+                metrics.observe("resource_apply", time.monotonic() - apply_started,
+                                type=props.type_name, provider=factory.name,
+                                name=values.get("alias") or values.get("name") or "")
 
-    checks = values.get("health_checks")
+    checks = values.get("health_checks") if gated else None
     if checks:
         from ccm.healthcheck import run_checks
 

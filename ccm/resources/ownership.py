@@ -56,8 +56,16 @@ def _parse_mode(mode: Union[str, int], field: str) -> int:
     return value
 
 
+_mode_texts: Dict[int, str] = {}   # format_mode's answers (st_mode values: at most 2**16)
+
+
 def format_mode(mode: int) -> str:
-    return f"{mode & 0o777:04o}"
+    text = _mode_texts.get(mode)
+    if text is None:
+        text = f"{mode & 0o777:04o}"
+        if 0 <= mode < 1 << 16:
+            _mode_texts[mode] = text
+    return text
 
 
 def directory_mode(mode: int) -> int:
@@ -71,6 +79,8 @@ def directory_mode(mode: int) -> int:
 class _IdCache:
     """Successful passwd/group lookups, remembered for one run (thousands of file resources
     share a handful of owners). Misses are not: an earlier resource may create the user.
+    ``same_user``/``same_group``: whether an observed and a desired owner (group) name the
+    same id, remembered only when both resolved (so only from remembered lookups).
 
     The manager clears it when a top-level run starts (``clear_id_cache``), so a
     long-running agent sees users and groups changed between runs; a lock keeps
@@ -79,10 +89,17 @@ class _IdCache:
 
     def __init__(self) -> None:
         self._lock = allocate_lock()
-        self._maps: Dict[str, Dict[Any, Any]] = {"uid": {}, "gid": {}, "user": {}, "group": {}}
+        self.uid: Dict[str, int] = {}
+        self.gid: Dict[str, int] = {}
+        self.user: Dict[int, str] = {}
+        self.group: Dict[int, str] = {}
+        self.same_user: Dict[Tuple[str, str], bool] = {}
+        self.same_group: Dict[Tuple[str, str], bool] = {}
+        self._maps: Dict[str, Dict[Any, Any]] = {"uid": self.uid, "gid": self.gid, "user": self.user,
+                                                 "group": self.group}
 
-    def lookup(self, kind: str, key: Any, find: Callable[[Any], Any]) -> Any:
-        cached = self._maps[kind].get(key)   # one dict read is atomic: no lock (every resource asks)
+    def lookup(self, cache: Dict[Any, Any], key: Any, find: Callable[[Any], Any]) -> Any:
+        cached = cache.get(key)   # one dict read is atomic: no lock (every resource asks)
         if cached is not None:
             return cached
         try:
@@ -90,16 +107,31 @@ class _IdCache:
         except KeyError:
             return None
         with self._lock:
-            self._maps[kind][key] = value
+            cache[key] = value
         return value
+
+    def remember(self, cache: Dict[Tuple[str, str], bool], key: Tuple[str, str], value: bool) -> None:
+        with self._lock:
+            if len(cache) < 4096:   # a run names a handful of pairs
+                cache[key] = value
 
     def clear(self) -> None:
         with self._lock:
             for m in self._maps.values():
                 m.clear()
+            self.same_user.clear()
+            self.same_group.clear()
 
 
 _ids = _IdCache()
+_users, _groups, _same_user, _same_group = _ids.user, _ids.group, _ids.same_user, _ids.same_group
+# remembered answers only (None when not yet looked up): a caller on a hot path tries these
+# before user_name/group_name/format_mode and saves a call
+known_user_name: Callable[[int], Optional[str]] = _users.get
+known_group_name: Callable[[int], Optional[str]] = _groups.get
+known_mode_text: Callable[[int], Optional[str]] = _mode_texts.get
+known_same_user: Callable[[Tuple[str, str]], Optional[bool]] = _same_user.get   # (observed, desired)
+known_same_group: Callable[[Tuple[str, str]], Optional[bool]] = _same_group.get
 
 
 def clear_id_cache() -> None:
@@ -126,39 +158,59 @@ def _group_of(gid: int) -> str:
 def uid_for(owner: str) -> Optional[int]:
     if (owner.isascii() and owner.isdigit()):
         return int(owner)
-    uid: Optional[int] = _ids.lookup("uid", owner, _uid_of)
+    uid: Optional[int] = _ids.lookup(_ids.uid, owner, _uid_of)
     return uid
 
 
 def gid_for(group: str) -> Optional[int]:
     if (group.isascii() and group.isdigit()):
         return int(group)
-    gid: Optional[int] = _ids.lookup("gid", group, _gid_of)
+    gid: Optional[int] = _ids.lookup(_ids.gid, group, _gid_of)
     return gid
 
 
 def user_name(uid: int) -> str:
-    name = _ids.lookup("user", uid, _user_of)
+    name = _users.get(uid)
+    if name is not None:
+        return name
+    name = _ids.lookup(_users, uid, _user_of)
     return str(uid) if name is None else str(name)
 
 
 def group_name(gid: int) -> str:
-    name = _ids.lookup("group", gid, _group_of)
+    name = _groups.get(gid)
+    if name is not None:
+        return name
+    name = _ids.lookup(_groups, gid, _group_of)
     return str(gid) if name is None else str(name)
 
 
 def owner_matches(observed: str, desired: str) -> bool:
     if observed == desired:
         return True
+    key = (observed, desired)
+    same = _same_user.get(key)
+    if same is not None:
+        return same
     a, b = uid_for(observed) if observed else None, uid_for(desired) if desired else None
-    return a is not None and a == b
+    if a is None or b is None:
+        return False
+    _ids.remember(_same_user, key, a == b)
+    return a == b
 
 
 def group_matches(observed: str, desired: str) -> bool:
     if observed == desired:
         return True
+    key = (observed, desired)
+    same = _same_group.get(key)
+    if same is not None:
+        return same
     a, b = gid_for(observed) if observed else None, gid_for(desired) if desired else None
-    return a is not None and a == b
+    if a is None or b is None:
+        return False
+    _ids.remember(_same_group, key, a == b)
+    return a == b
 
 
 def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
@@ -182,7 +234,7 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
     and a file equal to them returns ``expect_sha256`` as it is (one ``read`` for a file
     of up to 64 KiB that matches its ``size``).
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)   # what open(path, "rb") does, unbuffered
+    fd = os.open(path, _O_READ)   # what open(path, "rb") does, unbuffered
     try:
         if size is None:
             size = os.fstat(fd).st_size
@@ -210,6 +262,7 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
 
 
 _READ = 1 << 16   # below malloc's mmap threshold, unlike CHUNK
+_O_READ = os.O_RDONLY | os.O_CLOEXEC
 
 
 def _hash_unless_equal(fd: int, size: int, expect: bytes, expect_sha256: str) -> Any:

@@ -14,7 +14,7 @@ from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated,
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 
 def _templates() -> Any:
@@ -158,19 +158,30 @@ class _EnvRenderer:
         return _render_any(value, self.env, where, typed_keys)
 
 
+if TYPE_CHECKING:
+    EnvSource = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]]]
+
+
 def render_field(f: Field, value: Any, env: Mapping[str, Any]) -> Any:
     if value is None:
         return None
     return f.kind.render(value, f.key, _EnvRenderer(env), f.typed_keys)
 
 
-def render_phase(props: Properties, env: Mapping[str, Any], phase: str) -> None:
-    """Render every field of ``phase`` (PARSE or DEFERRED) in place."""
-    values = props.values
-    for f in _index(props.fields)[3].get(phase, ()):
+def render_phase(props: Properties, env: EnvSource, phase: str) -> None:
+    """Render every field of ``phase`` (PARSE or DEFERRED) in place. ``env``: the template
+    environment, or a function giving it, called only if a field holds a template (most
+    resources have none: the flow then makes no environment, not even a lazy one)."""
+    values, fields = props.values, props.fields
+    hit = _INDEX.get(id(fields))   # _index, inlined: the flow renders every resource
+    if hit is None or hit[0] is not fields:
+        hit = _index(fields)
+    for f in hit[3].get(phase, ()):
         v = values.get(f.key)
         if v is None or (type(v) is str and "{{" not in v and "${" not in v):
             continue   # a plain string renders as itself (``_render_str``)
+        if callable(env):   # a Mapping is not
+            env = env()
         values[f.key] = render_field(f, v, env)
 
 

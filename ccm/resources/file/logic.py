@@ -8,8 +8,8 @@ from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
-from ccm.resources.ownership import (directory_mode, format_mode, group_matches, owner_matches,
-                                     parse_mode)
+from ccm.resources.ownership import (directory_mode, format_mode, group_matches, known_same_group,
+                                     known_same_user, owner_matches, parse_mode)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,6 +56,30 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
+# desired_mode_text's answers for string modes (a run has a handful), of files and directories
+_file_mode_texts: Dict[str, str] = {}
+_dir_mode_texts: Dict[str, str] = {}
+
+
+def desired_mode_text(props: Properties) -> str:
+    """``format_mode(desired_mode(props))``, remembered for a string mode (``is_desired``
+    reads the remembered ones itself)."""
+    values = props.values
+    mode = values.get("mode")
+    texts = _dir_mode_texts if values.get("ensure") == "directory" else _file_mode_texts
+    if type(mode) is str:
+        text = texts.get(mode)
+        if text is not None:
+            return text
+    text = format_mode(desired_mode(props))
+    if type(mode) is str and len(texts) < 256:
+        texts[mode] = text
+    return text
+
+
+_UNSET = object()
+_NO_METADATA: Dict[str, Any] = {}   # read only
+_STABLE = Plan()   # the plan of every resource in its desired state (a Plan is never changed once made)
 DIFF_READ_LIMIT = 1 << 20     # files larger than this get no line counts or diff in noop
 
 
@@ -184,7 +208,7 @@ class FileLogic(TypeLogic[FileProvider]):
             changes.append(f"would change owner {meta.get('owner', '') or '?'} -> {props.get('owner')}")
         if not group_matches(meta.get("group", ""), props.get("group")):
             changes.append(f"would change group {meta.get('group', '') or '?'} -> {props.get('group')}")
-        wanted_mode = format_mode(desired_mode(props))
+        wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             changes.append(f"would change mode {meta.get('mode', '') or '?'} -> {wanted_mode}")
         return changes
@@ -196,18 +220,25 @@ class FileLogic(TypeLogic[FileProvider]):
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
-        meta = state.metadata
-        internal = state.internal
-        if want != "directory" and "desired_checksum" in internal:
-            wanted = internal["desired_checksum"]
-            if meta.get("checksum", "") != wanted:
+        meta = state.extra.get("metadata", _NO_METADATA)   # state.metadata without its call
+        if want != "directory":
+            wanted = state.internal.get("desired_checksum", _UNSET)
+            if wanted is not _UNSET and meta.get("checksum", "") != wanted:
                 return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
-        owner, group = props.get("owner"), props.get("group")
-        if not owner_matches(meta.get("owner", ""), owner):
-            return False, f"owner mismatch: state={meta.get('owner', '')} requested={owner}"
-        if not group_matches(meta.get("group", ""), group):
-            return False, f"group mismatch: state={meta.get('group', '')} requested={group}"
-        wanted_mode = format_mode(desired_mode(props))
+        # remembered answers first, each saving a call: owner_matches, group_matches, desired_mode_text
+        owner: Any = values.get("owner")   # what props.get("owner") gives
+        observed = meta.get("owner", "")
+        if observed != owner and not (known_same_user((observed, owner)) or owner_matches(observed, owner)):
+            return False, f"owner mismatch: state={observed} requested={owner}"
+        group: Any = values.get("group")
+        observed = meta.get("group", "")
+        if observed != group and not (known_same_group((observed, group)) or group_matches(observed, group)):
+            return False, f"group mismatch: state={observed} requested={group}"
+        mode = values.get("mode")
+        wanted_mode = (_dir_mode_texts if want == "directory" else _file_mode_texts).get(mode) \
+            if type(mode) is str else None
+        if wanted_mode is None:
+            wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"
         return True, ""
@@ -215,7 +246,7 @@ class FileLogic(TypeLogic[FileProvider]):
     def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
         ok, reason = self.is_desired(props, state)
         if ok:
-            return Plan()
+            return _STABLE
         want, have = props.ensure, state.ensure
         if want == "directory":
             if have == "directory":

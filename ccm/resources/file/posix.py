@@ -22,13 +22,14 @@ from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.ownership import CHUNK, atomic_replace, format_mode, group_name, resolve_ids, sha256_file, user_name
+from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
+                                     known_user_name, resolve_ids, sha256_file, user_name)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ContextManager, Dict, Mapping, Optional
 
-
+_IFMT, _IFDIR, _IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG   # stat.S_IFMT(mode) is mode & _IFMT
 
 
 
@@ -45,7 +46,8 @@ class PosixFileProvider:
     def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState:
         """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
         and their sha256, when known (a file equal to them is compared, not hashed)."""
-        staged = self._batch.staged(path) if self._batch is not None else None
+        batch = self._batch
+        staged = batch.staged(path) if batch is not None and batch.writes else None   # none: a steady run
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
@@ -55,27 +57,35 @@ class PosixFileProvider:
         except OSError as exc:
             raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
         # the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
-        meta = {"name": path}
+        mode = st.st_mode
+        kind = mode & _IFMT
+        found: Optional[str] = None   # the checksum of a regular file
         ensure = "present"   # a fifo, socket or device too: no checksum, content differs
-        if stat.S_ISDIR(st.st_mode):
+        if kind == _IFDIR:
             ensure = "directory"
-        elif stat.S_ISREG(st.st_mode):
+        elif kind == _IFREG:
             if staged is not None:
-                meta["checksum"] = staged.checksum
+                found = staged.checksum
             else:
                 try:
-                    meta["checksum"] = sha256_file(path, size=st.st_size, expect=content, expect_sha256=checksum)
+                    found = sha256_file(path, size=st.st_size, expect=content, expect_sha256=checksum)
                 except OSError as exc:
                     raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
-        meta["owner"] = user_name(st.st_uid)
-        meta["group"] = group_name(st.st_gid)
-        meta["mode"] = format_mode(st.st_mode)
-        meta["provider"] = self.name
-        meta["mtime"] = rfc3339(st.st_mtime_ns)
-        if st.st_size:
-            meta["size"] = st.st_size
+        uid, gid = st.st_uid, st.st_gid
+        owner = known_user_name(uid) or user_name(uid)   # remembered names first (no call)
+        group = known_group_name(gid) or group_name(gid)
+        mode_text = known_mode_text(mode) or format_mode(mode)
+        if found is None:
+            meta = {"name": path, "owner": owner, "group": group, "mode": mode_text, "provider": self.name,
+                    "mtime": rfc3339(st.st_mtime_ns)}
+        else:
+            meta = {"name": path, "checksum": found, "owner": owner, "group": group, "mode": mode_text,
+                    "provider": self.name, "mtime": rfc3339(st.st_mtime_ns)}
+        size = st.st_size
+        if size:
+            meta["size"] = size
         meta["extended"] = {}
-        return ResourceState(type="file", name=path, ensure=ensure, extra={"metadata": meta})
+        return ResourceState("file", path, ensure, extra={"metadata": meta})
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)

@@ -1,0 +1,99 @@
+"""The remembered owner/group/mode answers (issue 16) equal what a fresh lookup gives,
+only ever hold answers from resolved ids, and are forgotten when a run starts."""
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+
+import pytest
+
+from ccm.resources import ownership
+
+
+def _plain_id(name: str, find):
+    if name.isascii() and name.isdigit():
+        return int(name)
+    try:
+        return find(name)[2]   # pw_uid / gr_gid
+    except KeyError:
+        return None
+
+
+def _plain_uid(name: str):
+    return _plain_id(name, pwd.getpwnam)
+
+
+def _plain_gid(name: str):
+    return _plain_id(name, grp.getgrnam)
+
+
+def _plain_same(observed: str, desired: str, resolve) -> bool:
+    if observed == desired:
+        return True
+    a = resolve(observed) if observed else None
+    b = resolve(desired) if desired else None
+    return a is not None and a == b
+
+
+ME = pwd.getpwuid(os.getuid()).pw_name
+MY_GROUP = grp.getgrgid(os.getgid()).gr_name
+USERS = [ME, str(os.getuid()), "0", "root", "no-such-user-ccm", "", "65534", "٣"]
+GROUPS = [MY_GROUP, str(os.getgid()), "0", "root", "no-such-group-ccm", "", "65534", "٣"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    ownership.clear_id_cache()
+    yield
+    ownership.clear_id_cache()
+
+
+def test_owner_and_group_matches_equal_fresh_lookups_asked_twice():
+    for _ in range(2):   # the second round answers from the memo
+        for observed in USERS:
+            for desired in USERS:
+                assert ownership.owner_matches(observed, desired) == _plain_same(observed, desired, _plain_uid), \
+                    (observed, desired)
+        for observed in GROUPS:
+            for desired in GROUPS:
+                assert ownership.group_matches(observed, desired) == _plain_same(observed, desired, _plain_gid), \
+                    (observed, desired)
+
+
+def test_only_pairs_of_resolved_ids_are_remembered():
+    assert ownership.owner_matches("root", "0")
+    assert not ownership.owner_matches("root", "no-such-user-ccm")
+    assert not ownership.group_matches("no-such-group-ccm", "0")
+    assert ownership._ids.same_user == {("root", "0"): True}
+    assert ownership._ids.same_group == {}
+
+
+def test_a_new_run_forgets_remembered_pairs_and_names():
+    assert ownership.owner_matches("root", "0") and ownership.group_matches("root", "0")
+    assert ownership.user_name(0) == "root"
+    ownership.clear_id_cache()
+    assert ownership._ids.same_user == {} and ownership._ids.same_group == {}
+    assert ownership._ids.user == {}
+
+
+@pytest.mark.parametrize("uid", [0, os.getuid(), 2 ** 31 - 7])
+def test_user_and_group_names_equal_fresh_lookups(uid):
+    for _ in range(2):
+        try:
+            want = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            want = str(uid)
+        assert ownership.user_name(uid) == want
+        try:
+            want = grp.getgrgid(uid).gr_name
+        except KeyError:
+            want = str(uid)
+        assert ownership.group_name(uid) == want
+
+
+def test_format_mode_equals_the_plain_formatting_asked_twice():
+    modes = list(range(0o1000)) + [0o100644, 0o40755, 0o104755, 0o20666, 1 << 20, 0o7777]
+    for _ in range(2):
+        for mode in modes:
+            assert ownership.format_mode(mode) == f"{mode & 0o777:04o}"
