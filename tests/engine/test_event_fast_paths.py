@@ -162,22 +162,19 @@ def test_a_subclass_with_its_own_log_keeps_it():
 
 
 def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
-    path = str(tmp_path / "log.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
-    sock.settimeout(2)
-    monkeypatch.setenv("CCM_SYSLOG_SOCKET", path)
-    try:
+    monkeypatch.setenv("CCM_SYSLOG_SOCKET", str(tmp_path / "log.sock"))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as daemon:
+        daemon.bind(os.environ["CCM_SYSLOG_SOCKET"])
+        daemon.settimeout(2)
         ccmlog.configure(syslog=True, quiet=True)
-        out = io.StringIO()
-        log_event(UserLogger(stream=out), _events()[0])   # INFO with --quiet: syslog only
-        got = sock.recv(4096).decode()
-        assert got.startswith("<30>ccm[") and got.endswith(
-            "]: file#/etc/motd stable ensure=present runtime=0s provider=posix")
-        assert out.getvalue() == ""
-    finally:
-        ccmlog.configure()
-        sock.close()
+        try:
+            out = io.StringIO()
+            log_event(UserLogger(stream=out), _events()[0])   # INFO with --quiet: syslog only
+            got = daemon.recv(4096).decode()
+        finally:
+            ccmlog.configure()
+    assert got.startswith("<30>ccm[") and got.endswith("]: file#/etc/motd stable ensure=present runtime=0s provider=posix")
+    assert out.getvalue() == ""
 
 
 def test_a_stream_known_not_to_be_a_terminal_is_coloured_only_when_always(monkeypatch):
