@@ -369,7 +369,14 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.noop = noop
         self.unmet_requirements: List[str] = [] if unmet_requirements is None else unmet_requirements
         self._event_id = event_id
-        self._id_drawn = (time.time(), _random_chunk()) if event_id is None else None
+        if event_id is None:
+            try:   # _random_chunk(), without the call while the pool lasts
+                chunk = _random_chunks.pop()
+            except IndexError:
+                chunk = _random_chunk()
+            self._id_drawn = (time.time(), chunk)
+        else:
+            self._id_drawn = None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
 
