@@ -153,9 +153,10 @@ class Manager:
         self.environ = environ if environ is not None else {k: v for k, v in os.environ.items() if v}
         self._data: Dict[str, Any] = dict(data or {})
         self.external_data: Dict[str, Any] = {}
-        from ccm.nats.functions import template_functions as nats_functions
-
-        self.template_functions = {**nats_functions(self), **dict(template_functions or {})}
+        # the caller's own template functions; with NATS's kvGet/registrations they make
+        # ``template_functions``, built when a template first needs them
+        self.extra_template_functions: Dict[str, Callable[..., Any]] = dict(template_functions or {})
+        self._template_functions: Optional[Dict[str, Callable[..., Any]]] = None
         self.nats_context = nats_context
         self.registration_stream = registration_stream
         self._nats: List[Any] = []   # the one ccm.nats.connection.Connection, shared with children
@@ -231,6 +232,17 @@ class Manager:
         return loaded
 
     # --- templates ---------------------------------------------------------------------
+
+    @property
+    def template_functions(self) -> Dict[str, Callable[..., Any]]:
+        """The NATS functions (``ccm.nats.functions``, over this manager), then the extra
+        ones: made on first use, so a run without templates never imports them."""
+        functions = self._template_functions
+        if functions is None:
+            from ccm.nats.functions import template_functions as nats_functions
+
+            functions = self._template_functions = {**nats_functions(self), **self.extra_template_functions}
+        return functions
 
     def template_function_names(self) -> FrozenSet[str]:
         """Every function a template may call here (checked when a manifest loads)."""

@@ -190,6 +190,10 @@ STEADY_APPLY_NEVER_IMPORTS = (
     # the command runner made at the first command
     "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
     "signal", "copy", "json", "resource", "ccm.runner",
+    # a manifest without data resolves no Hiera; NATS template functions made on first use;
+    # plans of plain data decode without TextInt
+    "ccm.data.hiera", "ccm.data.annotations", "ccm.data.merge", "math", "ccm.nats", "ccm.nats.functions",
+    "ccm.model.textint",
 )
 
 

@@ -38,7 +38,6 @@ from functools import lru_cache
 
 from ccm.digest import sha256
 from ccm.model.resource import is_templated, properties_of
-from ccm.model.textint import TextInt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,6 +96,8 @@ def encode(value: Any) -> Any:
         return [encode(v) for v in value]
     if kind is dict:
         return {encode(k): encode(v) for k, v in value.items()}
+    from ccm.model.textint import TextInt   # here: plain data (most plans) never needs it
+
     if kind is TextInt:
         return (_TEXTINT, int(value), value.text)
     if kind is tuple:
@@ -136,6 +137,8 @@ def decode(value: Any) -> Any:
     kind = type(value)
     if kind is tuple:
         if value[0] == _TEXTINT:
+            from ccm.model.textint import TextInt
+
             return TextInt(value[1], value[2])
         return tuple(decode(v) for v in value[1])
     if kind is list:
@@ -167,7 +170,7 @@ def key(manager: Any, path: str, text: str, *, deny_apply: bool, schema: bool) -
              sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
              f"deny_apply={bool(deny_apply)}", f"schema={bool(schema)}",
              ",".join(manager.registry.type_names()),
-             ",".join(sorted(getattr(manager, "template_functions", {}) or {}))]
+             ",".join(sorted(getattr(manager, "extra_template_functions", {}) or {}))]   # NATS's: the build's
     return PREFIX + str(sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest())
 
 

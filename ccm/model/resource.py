@@ -181,7 +181,9 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        return properties_of(self.type_name, dict(self.values), self.fields)
+        copy: Properties = _new_object(Properties)   # properties_of, inlined: once per resource run
+        copy.type_name, copy.values, copy.fields = self.type_name, dict(self.values), self.fields
+        return copy
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}

@@ -257,7 +257,7 @@ def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provid
     before = logic.status(provider, props, ctx)
     plan = logic.plan(props, before, refresh)
     state = before
-    if plan.stable:
+    if not plan.actions:   # plan.stable, read without its property call
         state.stable = True
     elif ctx.noop and not logic.acts_in_noop:
         state.noop = True

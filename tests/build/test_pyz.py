@@ -75,6 +75,11 @@ def test_archive_layout(pyz: Pyz) -> None:
             for ext in ("yaml/_yaml", "rpds/rpds"):
                 assert f"site-packages/{ext}.cpython-{abi}-{arch}-linux-gnu.so" in names
         assert "site-packages/psutil/_psutil_linux.abi3.so" in names
+        # precompiled boot code: only for supported CPythons, at least the one that built it
+        codes = sorted(n for n in names if n.startswith("_ccm_stub.") and n.endswith(".code"))
+        tags = {"cpython-" + py.replace(".", "") for py in pyz.pythons}
+        assert codes and all(n[len("_ccm_stub."):-len(".code")] in tags for n in codes), codes
+        assert f"_ccm_stub.{sys.implementation.cache_tag}.code" in names
         assert not [n for n in names if "/tests/" in n and not n.startswith("site-packages/ccm/")]
         assert not [n for n in names if n.endswith((".pyc", "RECORD"))]
         dates = {i.date_time for i in zf.infolist()}
@@ -86,6 +91,35 @@ def test_archive_layout(pyz: Pyz) -> None:
         assert fh.readline() == b"#!/usr/bin/env python3\n"
     if os.uname().machine == "x86_64":
         assert pyz.path.stat().st_size < 8 * 1024 * 1024
+
+
+def _with_stub_code(pyz: Pyz, target: Path, blob: bytes) -> Path:
+    """A copy of the pyz whose precompiled stub code for this interpreter is ``blob``."""
+    entry = f"_ccm_stub.{sys.implementation.cache_tag}.code"
+    with open(pyz.path, "rb") as fh:
+        shebang = fh.readline()
+    with zipfile.ZipFile(pyz.path) as src, open(target, "wb") as out:
+        out.write(shebang)
+        with zipfile.ZipFile(out, "w") as dst:
+            for info in src.infolist():
+                dst.writestr(info, blob if info.filename == entry else src.read(info))
+    return target
+
+
+def test_precompiled_stub_code_is_run_and_its_magic_checked(pyz: Pyz, tmp_path: Path) -> None:
+    """The stub's precompiled code for the running interpreter is what runs (no compile);
+    code with another interpreter's magic is never run: the source is compiled instead."""
+    import importlib.util
+    import marshal
+
+    marker = compile("def main():\n    print('precompiled stub ran')\n", "_ccm_stub.py", "exec")
+    env = clean_env(SHIV_ROOT=str(tmp_path / "root"))
+    ours = _with_stub_code(pyz, tmp_path / "ours.pyz", importlib.util.MAGIC_NUMBER + marshal.dumps(marker))
+    res = run([base_python(), str(ours), "--version"], env)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "precompiled stub ran\n", "")
+    foreign = _with_stub_code(pyz, tmp_path / "foreign.pyz", b"\x00\x00\r\n" + marshal.dumps(marker))
+    res = run([base_python(), str(foreign), "--version"], env)
+    assert (res.returncode, res.stdout.split()[:1], res.stderr) == (0, [pyz.version], "")
 
 
 # --------------------------------------------------------------------------- every CPython
