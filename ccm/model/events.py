@@ -130,15 +130,21 @@ def _random16() -> bytes:
     return chunk
 
 
+_chunks_made = [0]
+
+
 def _random_chunk() -> bytes:
-    """16 random bytes, popped from a pool of 256 made by one getrandom() call: ``list.pop``
-    is atomic, so no lock (threads that find the pool empty each refill it)."""
+    """16 random bytes, popped from a pool made by one getrandom() call: ``list.pop`` is
+    atomic, so no lock (threads that find the pool empty each refill it). The first pools
+    are small (a run of a few resources does not cut 256 chunks), later ones 256."""
     while True:
         try:
             return _random_chunks.pop()
         except IndexError:
-            pool = os.urandom(16 * 256)
-            _random_chunks.extend([pool[i:i + 16] for i in range(0, 16 * 256, 16)])
+            count = 256 if _chunks_made[0] >= 64 else 16
+            _chunks_made[0] += count
+            pool = os.urandom(16 * count)
+            _random_chunks.extend([pool[i:i + 16] for i in range(0, 16 * count, 16)])
 
 
 # Two digits per divmod (14 steps, not 27), once a run makes enough ids to pay for the
