@@ -135,12 +135,16 @@ class Bench:
         self.cache = self.scratch / "cache"
         self.results: Dict[str, object] = {}
         self.first_max = 10000
+        self.unbuffered = False   # keep PYTHONUNBUFFERED from the environment
         self.rss_runs = 1  # peak RSS barely varies; a first run at N=10,000 is slow
 
     def env(self, cache: Optional[Path] = None, **extra: str) -> Dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("PYTHONDONTWRITEBYTECODE", "SHIV_ROOT", "PYTHONPATH", "PYTHONHOME",
-                            "CCM_SESSION_STORE", "VIRTUAL_ENV")}
+        # as cron or a systemd timer runs it: no bytecode or path overrides, and buffered output
+        # (PYTHONUNBUFFERED, set in many container images, makes every status line a write(2);
+        # --unbuffered keeps it to measure that)
+        dropped = ("PYTHONDONTWRITEBYTECODE", "SHIV_ROOT", "PYTHONPATH", "PYTHONHOME", "CCM_SESSION_STORE",
+                   "VIRTUAL_ENV") + (() if self.unbuffered else ("PYTHONUNBUFFERED",))
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         env.update(HOME=str(self.home), NO_COLOR="1", CCM_CACHE_DIR=str(cache or self.cache))
         env.update(extra)
         return env
@@ -326,6 +330,8 @@ def main() -> int:
     ap.add_argument("--pyz", default=str(REPO / "dist" / "ccm.pyz"))
     ap.add_argument("--only", default="startup,apply,batching,rss,chain")
     ap.add_argument("--first-max", type=int, default=10000, help="first runs only up to this N")
+    ap.add_argument("--unbuffered", action="store_true",
+                    help="keep PYTHONUNBUFFERED if set (default: removed, as cron runs ccm)")
     ap.add_argument("--json", default=None, help="also write the figures here")
     args = ap.parse_args()
     pyz = Path(args.pyz)
@@ -338,6 +344,7 @@ def main() -> int:
     print(f"{pyz} on CPython {ver} ({python}); steady figures: median of {args.runs}")
     bench = Bench(python, pyz, args.runs)
     bench.first_max = args.first_max
+    bench.unbuffered = args.unbuffered
     only = set(args.only.split(","))
     try:
         bench.warm()

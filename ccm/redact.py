@@ -130,7 +130,8 @@ class ScrubbingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(scrub_known(text))
+        # scrub_known's own first test, here: a run with no secret writes every line unchanged
+        self._stream.write(scrub_known(text) if _SECRETS else text)
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

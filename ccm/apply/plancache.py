@@ -37,7 +37,7 @@ from sys import intern
 from functools import lru_cache
 
 from ccm.digest import sha256
-from ccm.model.resource import is_templated, properties_of
+from ccm.model.resource import Properties, is_templated
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -189,6 +189,7 @@ class Plan:
     def entries(self, manager: Any) -> List[Any]:
         from ccm.apply.manifest import ResourceEntry
 
+        new = object.__new__
         out = []
         specs: Dict[str, Tuple[Any, Any]] = {}   # type -> (spec, fields): asked once per type, not per resource
         for index, type_name, values, tagged in self.resources:
@@ -200,8 +201,13 @@ class Plan:
                 known = specs[type_name] = (spec, spec.all_fields)
             if type(index) is not int or type(values) is not dict:   # a damaged entry: load in full
                 raise Uncacheable("damaged plan: a resource that is not (index, type, values)")
-            out.append(ResourceEntry(index, known[0], properties_of(type_name, decode(values) if tagged else values,
-                                                                    known[1])))
+            # ResourceEntry(index, spec, Properties(type, values, fields)) without the two constructor calls:
+            # thousands of resources, each made once per process
+            props = new(Properties)
+            props.type_name, props.values, props.fields = type_name, decode(values) if tagged else values, known[1]
+            entry = new(ResourceEntry)
+            entry.index, entry.spec, entry.props = index, known[0], props
+            out.append(entry)
         return out
 
 

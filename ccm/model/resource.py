@@ -181,7 +181,7 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        copy: Properties = _new_object(Properties)   # properties_of, inlined: once per resource run
+        copy: Properties = _new_object(Properties)   # no __init__ call: once per resource run
         copy.type_name, copy.values, copy.fields = self.type_name, dict(self.values), self.fields
         return copy
 
@@ -206,15 +206,6 @@ class Properties:
 
     def __repr__(self) -> str:
         return f"Properties({self.type_name}, {self.values!r})"
-
-
-def properties_of(type_name: str, values: Dict[str, Any], fields: Tuple[Field, ...]) -> Properties:
-    """``Properties(type_name, values, fields)`` for a ``fields`` that is already a tuple (a
-    type's shared ``all_fields``), without the constructor call: made once per resource
-    when a plan loads and once per resource run."""
-    props: Properties = _new_object(Properties)
-    props.type_name, props.values, props.fields = type_name, values, fields
-    return props
 
 
 class Plan(ValueObject):
