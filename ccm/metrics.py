@@ -18,7 +18,7 @@ import os
 from _thread import allocate_lock
 
 from ccm.log import internal
-from ccm.model.value import ValueObject
+from ccm.model.value import FrozenValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ COUNTER, SUMMARY, GAUGE = "counter", "summary", "gauge"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-class MetricDef(ValueObject):
+class MetricDef(FrozenValueObject):
     """One metric of the table: compared by value and hashable, never changed (a plain
     class: ``--metrics-file`` runs skip dataclasses' class building, issue 16)."""
 
@@ -49,15 +49,6 @@ class MetricDef(ValueObject):
         set_(self, "kind", kind)
         set_(self, "labels", labels)
         set_(self, "help", help)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
-        return (self.__class__, self._values())
-
-    def __hash__(self) -> int:  # type: ignore[override]  # frozen: hashable, unlike ValueObject
-        return hash(self._values())
 
 
 def _d(key: str, name: str, kind: str, labels: str, help_text: str) -> MetricDef:

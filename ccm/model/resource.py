@@ -14,7 +14,7 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
                              POST_LIST as POST_LIST, REGISTRATIONS as REGISTRATIONS, STR as STR,
                              STR_LIST as STR_LIST, STR_MAP as STR_MAP)
 from ccm.model.kinds import Kind, kind_named
-from ccm.model.value import ValueObject
+from ccm.model.value import FrozenValueObject, ValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ DEFERRED = "deferred"  # after the control gate, when the resource runs
 NEVER = "never"        # never templated (expressions themselves, or booleans/ints)
 
 
-class Field:
+class Field(FrozenValueObject):
     """One declared property: frozen, compared and hashed by its values (what a frozen
     ``@dataclass`` gave it, without building one at import time: issue 16).
 
@@ -40,6 +40,7 @@ class Field:
     reach events)."""
 
     __slots__ = ("key", "kind", "template", "default", "choices", "always_emit", "typed_keys", "redact")
+    _value_fields = __slots__
 
     key: str
     kind: Kind
@@ -63,36 +64,11 @@ class Field:
         init(self, "typed_keys", typed_keys)
         init(self, "redact", redact)
 
-    def _values(self) -> Tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
     def replace(self, **changes: Any) -> "Field":
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         values = {name: getattr(self, name) for name in self.__slots__}
         values.update(changes)
         return Field(**values)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
-        return (self.__class__, self._values())
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Field)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"Field({inner})"
 
 
 COMMON_FIELDS: Tuple[Field, ...] = (

@@ -5,6 +5,10 @@ What: ``ValueObject`` gives a plain class what ``@dataclass(eq=True)`` generated
 ``_repr_fields``, in order, and no hash), so the classes a plain ``ccm apply`` builds at import time skip dataclasses'
 class construction (issue 16). Each class still writes its own typed ``__init__``.
 
+``FrozenValueObject`` adds what ``frozen=True`` gave: no assignment after ``__init__`` (which
+sets its fields with ``object.__setattr__``), a hash over the fields, and copy/pickle
+through ``__init__``.
+
 Not: a dataclass replacement in general (no ordering, no ``replace``, no fields()).
 """
 from __future__ import annotations
@@ -33,3 +37,19 @@ class ValueObject:
             return NotImplemented
         assert isinstance(other, ValueObject)
         return self._values() == other._values()
+
+
+class FrozenValueObject(ValueObject):
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:   # copy and pickle through __init__
+        return (self.__class__, self._values())
+
+    def __hash__(self) -> int:  # type: ignore[override]  # frozen: hashable, unlike ValueObject
+        return hash(self._values())
