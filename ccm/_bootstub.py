@@ -2,7 +2,8 @@
 """The first code ccm.pyz runs: start a warm, unpacked build in as few steps as possible.
 
 Copied by ``build_zipapp.py`` to ``_ccm_stub.py`` in the zip (SUPPORTED, ARCH, BUILD_ID
-filled in) and compiled from source on every run, so it holds the warm path only: a
+filled in), also precompiled for the interpreters the build host has; any other compiles
+it from source on every run, so it holds the warm path only: a
 supported interpreter, the first extraction root usable and holding a complete tree of
 this build (held with a shared lock on ``<tree>/.ccm-inuse`` against pruning), no
 ``SHIV_*`` variable but ``SHIV_ROOT``. Everything else is ``_ccm_boot``

@@ -189,7 +189,6 @@ class Plan:
     def entries(self, manager: Any) -> List[Any]:
         from ccm.apply.manifest import ResourceEntry
 
-        new = object.__new__
         out = []
         specs: Dict[str, Tuple[Any, Any]] = {}   # type -> (spec, fields): asked once per type, not per resource
         for index, type_name, values, tagged in self.resources:
@@ -201,13 +200,8 @@ class Plan:
                 known = specs[type_name] = (spec, spec.all_fields)
             if type(index) is not int or type(values) is not dict:   # a damaged entry: load in full
                 raise Uncacheable("damaged plan: a resource that is not (index, type, values)")
-            # ResourceEntry(index, spec, Properties(type, values, fields)) without the two constructor calls:
-            # thousands of resources, each made once per process
-            props = new(Properties)
-            props.type_name, props.values, props.fields = type_name, decode(values) if tagged else values, known[1]
-            entry = new(ResourceEntry)
-            entry.index, entry.spec, entry.props = index, known[0], props
-            out.append(entry)
+            out.append(ResourceEntry(index, known[0], Properties(type_name, decode(values) if tagged else values,
+                                                                 known[1])))
         return out
 
 

@@ -190,14 +190,14 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
     values = props.values
 
     gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
+    # the environment is made only if a deferred field holds a template (render_phase calls this)
+    env: Any = manager.lazy_template_environment
     if gated and values.get("control"):
-        env = manager.lazy_template_environment()   # built only if a template or expression reads it
+        env = env()   # built only if a template or expression reads it
         if not _control_allows(props, env):
             event.skipped = True
             return
-        P.render_phase(props, env, DEFERRED)
-    else:   # the environment is asked for only if a deferred field holds a template
-        P.render_phase(props, manager.lazy_template_environment, DEFERRED)
+    P.render_phase(props, env, DEFERRED)
 
     requires = values.get("require") if gated else None
     if requires:
@@ -229,8 +229,7 @@ def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: Trans
             metrics = manager.metrics
             if metrics.enabled:
                 metrics.observe("resource_apply", time.monotonic() - apply_started,
-                                type=props.type_name, provider=factory.name,
-                                name=values.get("alias") or values.get("name") or "")
+                                type=props.type_name, provider=factory.name, name=props.alias or props.name)
 
     checks = values.get("health_checks") if gated else None
     if checks:
