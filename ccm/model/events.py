@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from _thread import allocate_lock
 
 from ccm.model.value import ValueObject
 
@@ -104,30 +103,14 @@ _KSUID_EPOCH = 1_400_000_000
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-_random_pool = bytearray()
-_random_lock = allocate_lock()
-_random_chunks: List[bytes] = []   # the random parts of event ids, 16 bytes each
+_random_chunks: List[bytes] = []   # the random parts of KSUIDs, 16 bytes each
 
 
 def _reset_pool() -> None:
-    global _random_pool
-    _random_pool = bytearray()
     del _random_chunks[:]
 
 
 os.register_at_fork(after_in_child=_reset_pool)  # a forked child must not reuse our bytes
-
-
-def _random16() -> bytes:
-    # One getrandom() call per 256 ids instead of one per event (large manifests); taken
-    # from the end of the pool, which costs nothing to shorten.
-    global _random_pool
-    with _random_lock:
-        if len(_random_pool) < 16:
-            _random_pool = bytearray(os.urandom(16 * 256))
-        chunk = bytes(_random_pool[-16:])
-        del _random_pool[-16:]
-    return chunk
 
 
 _chunks_made = [0]
@@ -174,22 +157,14 @@ def _base62(n: int) -> str:
 
 def new_ksuid(ts: Optional[float] = None) -> str:
     """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
-    return encode_ksuid(ksuid_bytes(ts))
+    return ksuid_text(time.time() if ts is None else ts, _random_chunk())
 
 
-def ksuid_bytes(ts: Optional[float] = None) -> bytes:
-    """A KSUID's 20 bytes (seconds now or at ``ts``, then random). An event draws the same
-    parts more cheaply (``_LazyId``) and encodes them only when something reads its id."""
-    secs = (int(time.time() if ts is None else ts) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
-    return secs.to_bytes(4, "big") + _random16()
-
-
-def encode_ksuid(raw: bytes) -> str:
-    return encode_ksuid_int(int.from_bytes(raw, "big"))
-
-
-def encode_ksuid_int(n: int) -> str:
-    """The text of a KSUID given as its 160-bit integer (seconds << 128 | random)."""
+def ksuid_text(ts: float, random16: bytes) -> str:
+    """The KSUID of seconds ``ts`` and 16 random bytes (an event draws both when it is
+    made, ``_LazyId``, and encodes them only when something reads its id)."""
+    secs = (int(ts) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
+    n = secs << 128 | int.from_bytes(random16, "big")
     return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
@@ -208,11 +183,7 @@ class _LazyId:
         eid = self._event_id
         if eid is None:
             drawn = self._id_drawn
-            if drawn is None:
-                eid = ""
-            else:
-                secs = (int(drawn[0]) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
-                eid = encode_ksuid_int(secs << 128 | int.from_bytes(drawn[1], "big"))
+            eid = "" if drawn is None else ksuid_text(drawn[0], drawn[1])
             object.__setattr__(self, "_event_id", eid)   # a slot or __dict__ of the subclass
         return eid
 
@@ -392,10 +363,9 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         event was given their source (``properties_from``): a plain ``ccm apply`` keeps only
         an ``EventRecord`` of each event and reads none."""
         props = self._properties
-        if props is None:
+        if props is None:   # the source stays: two threads reading at once make equal dicts
             source = self._properties_of
             props = self._properties = {} if source is None else source.to_dict()
-            self._properties_of = None
         return props
 
     @properties.setter

@@ -238,7 +238,7 @@ def test_event_ids_encode_time_and_random_as_ksuid_does(monkeypatch):
     raw = bytes(range(16))
     monkeypatch.setattr(events.time, "time", lambda: 1_735_787_045.9)
     monkeypatch.setattr(events, "_random_chunks", [raw])   # the pool an event pops from
-    monkeypatch.setattr(events, "_random16", lambda: raw)
+    monkeypatch.setattr(events, "_random_chunk", lambda: raw)
     assert TransactionEvent("file", "x").event_id == events.new_ksuid() == events.new_ksuid(1_735_787_045)
 
 

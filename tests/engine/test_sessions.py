@@ -197,7 +197,7 @@ def test_ksuid_encoding_is_base62_of_time_and_random(monkeypatch):
 
     alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
     for raw in (bytes(16), b"\xff" * 16, bytes(range(16)), os.urandom(16)):
-        monkeypatch.setattr(events, "_random16", lambda raw=raw: raw)
+        monkeypatch.setattr(events, "_random_chunk", lambda raw=raw: raw)
         for ts in (1_400_000_000, 1_735_787_045, 1_400_000_000 + 2**32 - 1):
             n = int.from_bytes((ts - 1_400_000_000).to_bytes(4, "big") + raw, "big")
             digits = ""
@@ -309,7 +309,7 @@ def test_ksuid_same_encoding_before_and_after_the_pair_table(monkeypatch):
     def ids():
         out = []
         for raw in raws:
-            monkeypatch.setattr(events, "_random16", lambda raw=raw: raw)
+            monkeypatch.setattr(events, "_random_chunk", lambda raw=raw: raw)
             out.append(events.new_ksuid(ts))
         return out
 
