@@ -300,25 +300,24 @@ def internal(name: str = "ccm") -> InternalLogger:
     return InternalLogger(name if name.startswith("ccm") else f"ccm.{name}")
 
 
-_tty: List[Any] = [None, False]  # the last stream asked about and whether it is a terminal
+_tty: List[Tuple[Any, bool]] = [(None, False)]  # the last stream asked about and its answer, swapped whole
 
 
 def _is_terminal(stream: TextIO) -> bool:
     """``stream.isatty()``, asked once per stream rather than on every line."""
-    if _tty[0] is stream:
-        return bool(_tty[1])
+    last, answer = _tty[0]
+    if last is stream:
+        return answer
     try:
         answer = bool(stream.isatty())
     except (AttributeError, ValueError):
         answer = False
-    _tty[:] = [stream, answer]
+    _tty[0] = (stream, answer)
     return answer
 
 
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
-
-    _own_log = True   # this class's ``log`` (see ``__init_subclass__``)
 
     def __init__(self, stream: Optional[TextIO] = None, attrs: Optional[List[Tuple[str, Any]]] = None,
                  colour: Optional[bool] = None, level: Optional[int] = None, quiet: bool = False):
@@ -350,29 +349,33 @@ class UserLogger:
         rendered = ""
         for k, v in items:
             rendered += f" {k}={v if type(v) is str else render_value(v)}"
-        self.log_rendered(level, message, items, rendered, True)
+        self._write(level, message, items, rendered)
 
-    def log_rendered(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str,
-                     bound: bool = False) -> None:
+    def log_rendered(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
         """``log(level, message, *pairs)`` for a caller that has rendered the pairs (all str
         values) as ``rendered`` (`` k=v`` each, in order): the status line of every resource
-        skips the generic loop. A logger with bound attributes or its own ``log`` takes the
-        generic path (``bound``: ``log`` calling, the bound attributes are in ``pairs``)."""
-        if not bound and (self.attrs or not self._own_log):
+        skips the generic loop. A logger with bound attributes or its own ``log`` (a
+        subclass writing its own lines) takes the generic path."""
+        if self.attrs or type(self).log is not UserLogger.log:
             self.log(level, message, *pairs)
             return
+        self._write(level, message, pairs, rendered)
+
+    def _write(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
+        """Capture, syslog and print one line (``rendered``: its pairs as text)."""
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": list(pairs)})
         text = message + rendered
-        sink = _state["syslog"]   # to_syslog
+        sink = _state["syslog"]   # to_syslog, without the call (one line per resource)
         if sink is not None:
             sink.send(level, text)
-        if self.quiet or level < (_state["user_level"] if self._level is None else self._level):
+        if self.quiet or level < (_state["user_level"] if self._level is None else self._level):   # self.level
             return
-        stream = sys.stdout if self._stream is None else self._stream
+        stream = sys.stdout if self._stream is None else self._stream   # self.stream
         colour = self._colour
         if colour is None:   # a stream known not to be a terminal: only "always" colours it
-            colour = _state["color"] == "always" if stream is _tty[0] and not _tty[1] else colour_wanted(stream)
+            last, terminal = _tty[0]
+            colour = _state["color"] == "always" if last is stream and not terminal else colour_wanted(stream)
         if colour:
             line = f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} {text}\n"
         else:
@@ -384,10 +387,6 @@ class UserLogger:
                 stream.flush()
         finally:
             _lock.release()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._own_log = cls.log is UserLogger.log   # a subclass writing its own lines: no log_rendered
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)
