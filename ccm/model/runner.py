@@ -46,15 +46,19 @@ def _search_path(process_path: str) -> str:
     return ":".join(seen)
 
 
+def _is_command(path: str) -> bool:
+    return os.access(path, os.X_OK) and not os.path.isdir(path)
+
+
 def find_command(executable: str, search_path: Optional[str] = None) -> Optional[str]:
     """The file ``executable`` names on ``search_path`` (default: ``command_search_path()``)."""
     if "/" in executable:
-        return executable if os.access(executable, os.X_OK) and not os.path.isdir(executable) else None
+        return executable if _is_command(executable) else None
     for d in (command_search_path() if search_path is None else search_path).split(":"):
         if not d:
             continue
         candidate = os.path.join(d, executable)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+        if _is_command(candidate):
             return candidate
     return None
 
@@ -71,7 +75,7 @@ def on_search_path(executable: str) -> bool:
     search_path = command_search_path()
     key = search_path + "\0" + executable
     hit = _found.get(key)
-    if hit is not None and os.access(hit, os.X_OK) and not os.path.isdir(hit):
+    if hit is not None and _is_command(hit):
         return True
     found = find_command(executable, search_path)
     if found is None:

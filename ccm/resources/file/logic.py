@@ -29,11 +29,10 @@ def source_path(props: Properties, working_dir: Optional[str]) -> str:
     return os.path.normpath(src)
 
 
-def desired_checksum(props: Properties, working_dir: Optional[str]) -> Optional[str]:
+def source_checksum(props: Properties, working_dir: Optional[str]) -> Optional[str]:
+    """The sha256 of the ``source`` file (``status`` hashes ``content`` itself), None without one."""
     from ccm.digest import sha256
 
-    if props["content"] is not None:
-        return sha256_hex(str(props["content"]).encode("utf-8"))
     if props.get("source"):
         path = source_path(props, working_dir)
         from ccm.readfile import ReadError, open_regular
@@ -182,7 +181,7 @@ class FileLogic(TypeLogic[FileProvider]):
             wanted: Optional[str] = checksum
         else:
             state = provider.status(name)
-            wanted = desired_checksum(props, ctx.working_dir)
+            wanted = source_checksum(props, ctx.working_dir)
         state.internal["desired_checksum"] = wanted
         if ctx.noop and state.ensure == "present" and state.metadata.get("checksum", "") != wanted:
             change = content_change(props, name, ctx.working_dir)
