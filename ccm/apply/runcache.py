@@ -24,6 +24,7 @@ class RunCache:
         self._sorted = False
         self._lock = RLock()
         self._data: Dict[str, Any] = {}
+        self._kept: Dict[str, Any] = {}   # run_state: not dropped by invalidate
 
     @classmethod
     def for_manifest(cls, manifest: Any) -> "RunCache":
@@ -45,6 +46,13 @@ class RunCache:
             if key not in self._data:
                 self._data[key] = loader()
             return self._data[key]
+
+    def run_state(self, key: str, factory: Callable[[], Any]) -> Any:
+        with self._lock:
+            value = self._kept.get(key)
+            if value is None:
+                value = self._kept[key] = factory()
+            return value
 
     def invalidate(self) -> None:
         with self._lock:

@@ -77,6 +77,11 @@ class RunCache(Protocol):
         """The value cached under ``key``; ``loader()`` computes it once (thread-safe)."""
         ...
 
+    def run_state(self, key: str, factory: Callable[[], Any]) -> Any:
+        """A provider's own bookkeeping for the whole run under ``key``, made once by
+        ``factory()`` and kept when ``invalidate`` drops the cached answers."""
+        ...
+
     def invalidate(self) -> None: ...
 
 

@@ -30,8 +30,6 @@ last stderr line explains a desired-state error.
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ccm.locks import service_lock
@@ -116,22 +114,13 @@ class _Shown:
 
 
 class _Run:
-    """Per run (outlives the cache's drops): whether its first batch was asked."""
+    """Per run (outlives the cache's drops: ``RunCache.run_state``): whether its first batch was asked."""
 
     def __init__(self) -> None:
         self.asked = False
 
 
-_runs: "weakref.WeakKeyDictionary[Any, _Run]" = weakref.WeakKeyDictionary()   # run cache -> _Run
-_runs_lock = threading.Lock()
-
-
-def _run_of(cache: Any) -> _Run:
-    with _runs_lock:
-        run = _runs.get(cache)
-        if run is None:
-            run = _runs[cache] = _Run()
-        return run
+RUN_KEY = "systemd:run"
 
 
 # --- provider ------------------------------------------------------------------------------
@@ -182,7 +171,7 @@ class SystemdProvider:
         assert self.cache is not None
         shown: _Shown = self.cache.load(CACHE_KEY, _Shown)   # dropped with the cache after any change
         if service not in shown.units:
-            run = _run_of(self.cache)
+            run: _Run = self.cache.run_state(RUN_KEY, _Run)
             if not run.asked:   # the run's first status (or the first after a daemon-reload): every unit
                 window = units
             else:
@@ -206,7 +195,7 @@ class SystemdProvider:
                     raise ProviderError(f"systemctl daemon-reload: {res.error}")
                 self._invalidate()   # every unit's answer may differ now: ask the batch again
                 if self.cache is not None:
-                    _run_of(self.cache).asked = False
+                    self.cache.run_state(RUN_KEY, _Run).asked = False
                 props = self._properties(service)
             if props.get("LoadState") == "not-found":
                 raise ProviderError(f"service {service} not found",
