@@ -17,11 +17,15 @@ def test_obj_bundle_checksum(tmp_path, nats_server, nats_env):
                    "            mode: \"0644\"\n            content: obj\n" % (out, OWNER, GROUP)})
     obj_put(nats_server.url, "MANIFESTS", "site.tgz", data)
     wrong = "sha256:" + "0" * 64
-    before = set(os.listdir("/tmp"))
-    r = ccm(["apply", "--checksum", wrong, "obj://MANIFESTS/site.tgz"], nats_env, cwd=tmp_path)
+    # a private TMPDIR: another test run on the host may extract bundles into /tmp meanwhile
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(nats_env, TMPDIR=str(scratch))
+    before = set(os.listdir(scratch))
+    r = ccm(["apply", "--checksum", wrong, "obj://MANIFESTS/site.tgz"], env, cwd=tmp_path)
     assert r.returncode == 1 and "checksum mismatch for obj://MANIFESTS/site.tgz" in r.stderr, r.stderr
     assert not out.exists()
-    assert not [n for n in set(os.listdir("/tmp")) - before if n.startswith("manifest-")]
+    assert not [n for n in set(os.listdir(scratch)) - before if n.startswith("manifest-")]
     right = "sha256:" + hashlib.sha256(data).hexdigest()
     r = ccm(["apply", "--quiet", "--checksum", right, "obj://MANIFESTS/site.tgz"], nats_env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
