@@ -131,8 +131,7 @@ class MemoryStore(SessionStore):
         self._last: Dict[RefKey, Recorded] = {}
 
     def _append(self, event: Event) -> Event:
-        # what kept() keeps, without the call (once per resource)
-        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else EventRecord(event)
+        kept = self.kept(event)
         self._events.append(kept)
         if not isinstance(kept, SessionStartEvent):   # the keys of index_keys, without a list per event
             last, type_name, alias = self._last, kept.type, kept.alias
