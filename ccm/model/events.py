@@ -15,7 +15,7 @@ from ccm.model.value import ValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, Union
 
     class _PropertySource(Protocol):
         """What gives an event its properties (``ccm.model.resource.Properties``)."""
@@ -198,6 +198,32 @@ def is_ksuid(text: str) -> bool:
 
 # --- resource state ---------------------------------------------------------------------
 
+class _MadeOnFirstRead:
+    """A non-data descriptor: ``state.<name>`` is ``make(state)``, made on first read and
+    from then on an ordinary instance attribute (later reads are plain reads; assigning
+    replaces it, as for any attribute). Two threads reading it at once get the same
+    object (``dict.setdefault`` keeps the first one stored)."""
+
+    __slots__ = ("name", "make")
+
+    def __init__(self, name: str, make: Callable[["ResourceState"], Any]) -> None:
+        self.name = name
+        self.make = make
+
+    def __get__(self, obj: Optional["ResourceState"], owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__.setdefault(self.name, self.make(obj))
+
+
+_new_object = object.__new__
+
+
+def _made_extra(state: "ResourceState") -> Dict[str, Any]:
+    make = state._make_extra
+    return {} if make is None else make(state)
+
+
 class ResourceState(ValueObject):
     """The observed state a type reports (``status`` in events).
 
@@ -205,10 +231,30 @@ class ResourceState(ValueObject):
     most types; ``exitcode`` and the guard flags for exec; counts for apply).
     ``internal``: working values a type keeps between its steps (never serialised, not
     compared, not in the repr).
+
+    ``observed`` makes a state whose ``extra`` is built from the provider's raw ``facts``
+    only when something reads it (JSON, the stores, noop messages, ``ccm status``): a
+    steady run that keeps no status builds none. Equality, repr and ``to_dict`` read
+    ``extra`` like any other field, so such a state equals, shows and serialises as the
+    one built eagerly.
     """
 
     _value_fields = ("type", "name", "ensure", "changed", "refreshed", "stable", "noop", "noop_message",
                      "timestamp_ns", "extra")
+
+    # the defaults of the common fields (``observed`` sets only what differs), the raw
+    # facts a provider kept for its type's logic (not serialised, compared or shown) and
+    # what makes ``extra`` from them
+    changed = refreshed = stable = noop = False
+    noop_message = ""
+    raw: Any = None
+    _make_extra: Optional[Callable[["ResourceState"], Dict[str, Any]]] = None
+    if TYPE_CHECKING:
+        extra: Dict[str, Any]
+        internal: Dict[str, Any]
+    else:
+        extra = _MadeOnFirstRead("extra", _made_extra)
+        internal = _MadeOnFirstRead("internal", lambda state: {})
 
     def __init__(self, type: str, name: str, ensure: str = "", changed: bool = False, refreshed: bool = False,
                  stable: bool = False, noop: bool = False, noop_message: str = "",
@@ -223,8 +269,24 @@ class ResourceState(ValueObject):
         self.noop = noop
         self.noop_message = noop_message
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
-        self.extra: Dict[str, Any] = {} if extra is None else extra
-        self.internal: Dict[str, Any] = {} if internal is None else internal
+        self.extra = {} if extra is None else extra
+        self.internal = {} if internal is None else internal
+
+    @classmethod
+    def observed(cls, type: str, name: str, ensure: str, raw: Any,
+                 make_extra: Callable[["ResourceState"], Dict[str, Any]]) -> "ResourceState":
+        """The state just observed (timestamp now, the other common fields at their
+        defaults) whose ``extra`` is ``make_extra(state)``, made on first read from
+        ``raw``, the provider's own observation (which must not change afterwards;
+        ``make_extra`` must give equal answers however often it runs)."""
+        state: ResourceState = _new_object(cls)   # no __init__: once per file resource
+        state.type = type
+        state.name = name
+        state.ensure = ensure
+        state.timestamp_ns = time.time_ns()
+        state.raw = raw
+        state._make_extra = make_extra
+        return state
 
     @property
     def metadata(self) -> Dict[str, Any]:

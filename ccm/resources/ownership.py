@@ -81,6 +81,8 @@ class _IdCache:
     share a handful of owners). Misses are not: an earlier resource may create the user.
     ``same_user``/``same_group``: whether an observed and a desired owner (group) name the
     same id, remembered only when both resolved (so only from remembered lookups).
+    ``answers``: what a caller derived from remembered lookups alone (a file's owner, group
+    and mode as desired), forgotten with them.
 
     The manager clears it when a top-level run starts (``clear_id_cache``), so a
     long-running agent sees users and groups changed between runs; a lock keeps
@@ -95,6 +97,7 @@ class _IdCache:
         self.group: Dict[int, str] = {}
         self.same_user: Dict[Tuple[str, str], bool] = {}
         self.same_group: Dict[Tuple[str, str], bool] = {}
+        self.answers: Dict[Tuple[Any, ...], bool] = {}
         self._maps: Dict[str, Dict[Any, Any]] = {"uid": self.uid, "gid": self.gid, "user": self.user,
                                                  "group": self.group}
 
@@ -110,7 +113,7 @@ class _IdCache:
             cache[key] = value
         return value
 
-    def remember(self, cache: Dict[Tuple[str, str], bool], key: Tuple[str, str], value: bool) -> None:
+    def remember(self, cache: Dict[Any, bool], key: Tuple[Any, ...], value: bool) -> None:
         with self._lock:
             if len(cache) < 4096:   # a run names a handful of pairs
                 cache[key] = value
@@ -121,6 +124,7 @@ class _IdCache:
                 m.clear()
             self.same_user.clear()
             self.same_group.clear()
+            self.answers.clear()
 
 
 _ids = _IdCache()
@@ -132,6 +136,13 @@ known_group_name: Callable[[int], Optional[str]] = _groups.get
 known_mode_text: Callable[[int], Optional[str]] = _mode_texts.get
 known_same_user: Callable[[Tuple[str, str]], Optional[bool]] = _same_user.get   # (observed, desired)
 known_same_group: Callable[[Tuple[str, str]], Optional[bool]] = _same_group.get
+known_answer: Callable[[Tuple[Any, ...]], Optional[bool]] = _ids.answers.get
+
+
+def remember_answer(key: Tuple[Any, ...], value: bool) -> None:
+    """Remember what ``key`` (hashable) answers until the lookups are forgotten: only for an
+    answer derived from remembered lookups (and pure functions) alone."""
+    _ids.remember(_ids.answers, key, value)
 
 
 def clear_id_cache() -> None:
@@ -231,25 +242,32 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
     ``size``: its size from a ``stat`` just made (saves an ``fstat``). ``expect`` and
     ``expect_sha256``: bytes the file is expected to hold and their digest (a file
     resource's desired content); while the file's bytes equal them nothing is hashed,
-    and a file equal to them returns ``expect_sha256`` as it is (one ``read`` for a file
-    of up to 64 KiB that matches its ``size``).
+    and a file equal to them returns ``expect_sha256`` as it is.
     """
+    found = sha256_unless_equal(path, size, expect if expect_sha256 else None)
+    return expect_sha256 if found is None else found
+
+
+def sha256_unless_equal(path: str, size: Optional[int], expect: Optional[bytes]) -> Optional[str]:
+    """None when the file at ``path`` holds exactly ``expect``, else the sha256 hex digest
+    of its bytes (``expect`` None: always the digest). ``size``: its size from a ``stat``
+    just made (saves an ``fstat``). While the bytes equal ``expect`` nothing is hashed:
+    one ``read`` for a file of up to 64 KiB that matches its ``size``."""
     fd = os.open(path, _O_READ)   # what open(path, "rb") does, unbuffered
     try:
         if size is None:
             size = os.fstat(fd).st_size
-        h = None
-        if expect is not None and expect_sha256 and size == len(expect):
+        if expect is not None and size == len(expect):
             if size < _READ:   # the common case: one read, one comparison
                 chunk = os.read(fd, size + 1)
-                if len(chunk) == size and chunk == expect:   # a short read at the stat size: EOF
-                    return expect_sha256
+                if chunk == expect:   # as long as expect: EOF at the stat size
+                    return None
                 h = sha256(chunk, size_hint=size)
             else:
-                h = _hash_unless_equal(fd, size, expect, expect_sha256)
+                h = _hash_unless_equal(fd, size, expect)
                 if h is None:
-                    return expect_sha256
-        if h is None:
+                    return None
+        else:
             h = sha256(size_hint=size)
         while True:
             chunk = os.read(fd, _READ)
@@ -265,7 +283,7 @@ _READ = 1 << 16   # below malloc's mmap threshold, unlike CHUNK
 _O_READ = os.O_RDONLY | os.O_CLOEXEC
 
 
-def _hash_unless_equal(fd: int, size: int, expect: bytes, expect_sha256: str) -> Any:
+def _hash_unless_equal(fd: int, size: int, expect: bytes) -> Any:
     """None when what ``fd`` holds from here is ``expect``, else a hash of what was read
     so far (to be fed the rest): a large file is compared chunk by chunk, never hashed
     while it matches."""

@@ -7,6 +7,10 @@ from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
+
 ENSURES = ("present", "absent", "directory")
 
 FIELDS = (
@@ -43,6 +47,50 @@ def validate(props: Properties) -> None:
         mode = props.get("mode")
         if not is_templated(mode):
             parse_mode(mode)
+
+
+# --- what a file provider observed, in the terms the file logic decides from (issue 16) --
+#
+# ``PosixFileProvider.status`` keeps its raw observation in ``ResourceState.raw`` and
+# builds the metadata (names, mode text, RFC 3339 mtime, checksum) only when something
+# reads ``extra``; ``FileLogic.is_desired`` decides a file in its desired state from the
+# raw facts directly (integers and remembered names, no texts formatted).
+#
+# ``raw`` is the tuple ``(st, found, desired, owner, group)``:
+#
+# - ``st``: the ``os.stat_result`` of the file (of the staged file during a write batch);
+# - ``found``: the sha256 hex digest of a regular file's bytes, ``SAME`` when they are
+#   exactly ``desired`` (their digest is made only when read), None for anything else;
+# - ``desired``: what ``status`` was asked to compare the file with: the desired bytes, the
+#   desired sha256 (a ``source``), or None (content not managed);
+# - ``owner``, ``group``: the names of ``st_uid`` and ``st_gid`` (the number as text when
+#   it has none), looked up when the state was made, as the metadata shows them.
+
+
+class _Same:
+    """``found`` of a file holding exactly the desired bytes (one object: compared by
+    identity, and copied or pickled as itself)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SAME"
+
+    def __reduce__(self) -> str:
+        return "SAME"
+
+
+SAME = _Same()
+
+
+def found_checksum(found: Any, desired: Any) -> Optional[str]:
+    """The checksum the metadata shows for ``found`` (None: no checksum key)."""
+    if found is SAME:
+        from ccm.digest import sha256_hex
+
+        return sha256_hex(desired)
+    text: Optional[str] = found
+    return text
 
 
 TYPE = TypeSpec(

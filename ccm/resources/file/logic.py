@@ -8,8 +8,9 @@ from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+from ccm.resources.file import SAME
 from ccm.resources.ownership import (directory_mode, format_mode, group_matches, known_same_group,
-                                     known_same_user, owner_matches, parse_mode)
+                                     known_answer, known_same_user, owner_matches, parse_mode, remember_answer)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,9 +61,30 @@ _file_mode_texts: Dict[str, str] = {}
 _dir_mode_texts: Dict[str, str] = {}
 
 
+# desired_mode_bits's answers for string modes, of files and directories
+_file_modes: Dict[str, int] = {}
+_dir_modes: Dict[str, int] = {}
+
+
+def desired_mode_bits(props: Properties) -> int:
+    """``desired_mode(props)``, remembered for a string mode (``is_desired`` reads the
+    remembered ones itself). Its ``format_mode`` text is ``desired_mode_text``: a file's
+    mode text equals it exactly when ``st_mode & 0o777`` equals this."""
+    values = props.values
+    mode = values.get("mode")
+    modes = _dir_modes if values.get("ensure") == "directory" else _file_modes
+    if type(mode) is str:
+        bits = modes.get(mode)
+        if bits is not None:
+            return bits
+    bits = desired_mode(props)
+    if type(mode) is str and len(modes) < 256:
+        modes[mode] = bits
+    return bits
+
+
 def desired_mode_text(props: Properties) -> str:
-    """``format_mode(desired_mode(props))``, remembered for a string mode (``is_desired``
-    reads the remembered ones itself)."""
+    """``format_mode(desired_mode(props))``, remembered for a string mode."""
     values = props.values
     mode = values.get("mode")
     texts = _dir_mode_texts if values.get("ensure") == "directory" else _file_mode_texts
@@ -77,7 +99,6 @@ def desired_mode_text(props: Properties) -> str:
 
 
 _UNSET = object()
-_NO_METADATA: Dict[str, Any] = {}   # read only
 _STABLE = Plan()   # the plan of every resource in its desired state (a Plan is never changed once made)
 DIFF_READ_LIMIT = 1 << 20     # files larger than this get no line counts or diff in noop
 
@@ -137,6 +158,36 @@ def content_change(props: Properties, path: str, working_dir: Optional[str]) -> 
     return {"added": added, "removed": removed, "diff": diff}
 
 
+def _desired_checksum(state: ResourceState) -> Any:
+    """The sha256 the file's content must have, ``_UNSET`` when its content is not managed."""
+    raw = state.raw
+    if raw is None:
+        return state.internal.get("desired_checksum", _UNSET)
+    desired = raw[2]
+    if desired is None:
+        return _UNSET
+    return sha256_hex(desired) if type(desired) is bytes else desired
+
+
+def _holds_desired(state: ResourceState) -> bool:
+    """Whether the file holds the desired content (True when its content is not managed)."""
+    raw = state.raw
+    if raw is not None and raw[1] is SAME:
+        return True
+    wanted = _desired_checksum(state)
+    return wanted is _UNSET or state.metadata.get("checksum", "") == wanted
+
+
+def _remembered_match(key: Tuple[Any, ...]) -> bool:
+    """Whether ``is_desired``'s attribute key (mode bits, observed owner and group, desired
+    ensure, owner, group, mode) of a file it found as desired matches by remembered
+    answers alone (so the match holds for as long as they are remembered)."""
+    _bits, observed_owner, observed_group, _want, owner, group, mode = key
+    return type(owner) is str and type(group) is str and type(mode) is str \
+        and (observed_owner == owner or known_same_user((observed_owner, owner)) is True) \
+        and (observed_group == group or known_same_group((observed_group, group)) is True)
+
+
 def _is_sensitive(props: Properties) -> bool:
     """Content that must never be shown (a redacted field, or data marked sensitive)."""
     for f in props.fields:
@@ -176,14 +227,15 @@ class FileLogic(TypeLogic[FileProvider]):
             return provider.status(name)
         if content is not None:   # the provider compares the file with it instead of hashing the file
             data = str(content).encode("utf-8")
-            checksum = sha256_hex(data)
-            state = provider.status(name, data, checksum)
-            wanted: Optional[str] = checksum
+            state = provider.status(name, data)
+            if state.raw is None:   # a provider without raw facts: the checksum to compare with
+                state.internal["desired_checksum"] = sha256_hex(data)
         else:
-            state = provider.status(name)
             wanted = source_checksum(props, ctx.working_dir)
-        state.internal["desired_checksum"] = wanted
-        if ctx.noop and state.ensure == "present" and state.metadata.get("checksum", "") != wanted:
+            state = provider.status(name, None, wanted or "")
+            if state.raw is None:
+                state.internal["desired_checksum"] = wanted
+        if ctx.noop and state.ensure == "present" and not _holds_desired(state):
             change = content_change(props, name, ctx.working_dir)
             if _is_sensitive(props):
                 change.pop("diff", None)
@@ -194,8 +246,7 @@ class FileLogic(TypeLogic[FileProvider]):
     def _attribute_changes(self, props: Properties, state: ResourceState) -> List[str]:
         meta = state.metadata
         changes: List[str] = []
-        if state.ensure == props.ensure and "desired_checksum" in state.internal \
-                and meta.get("checksum", "") != state.internal["desired_checksum"]:
+        if state.ensure == props.ensure and not _holds_desired(state):
             change = state.internal.get("content_change") or {}
             if change.get("binary"):
                 changes.append("would change content (binary)")
@@ -219,9 +270,30 @@ class FileLogic(TypeLogic[FileProvider]):
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
-        meta = state.extra.get("metadata", _NO_METADATA)   # state.metadata without its call
+        raw = state.raw
+        if raw is None:
+            return self._mismatch(props, state, want)
+        # the provider's raw facts: the content told from them, the attributes by one
+        # remembered answer for (observed mode bits and names, desired ensure, owner, group, mode)
+        st, found, desired, observed_owner, observed_group = raw
+        if desired is None or found is SAME or found == desired or want == "directory":
+            key = (st.st_mode & 0o777, observed_owner, observed_group, want, values.get("owner"),
+                   values.get("group"), values.get("mode"))
+            if known_answer(key):
+                return True, ""
+            answer = self._mismatch(props, state, want)
+            if answer[0] and _remembered_match(key):
+                remember_answer(key, True)
+            return answer
+        return self._mismatch(props, state, want)
+
+    def _mismatch(self, props: Properties, state: ResourceState, want: str) -> Tuple[bool, str]:
+        """``is_desired`` of a file that exists as wanted, from its metadata: the first
+        difference, or none."""
+        values = props.values
+        meta = state.metadata
         if want != "directory":
-            wanted = state.internal.get("desired_checksum", _UNSET)
+            wanted = _desired_checksum(state)
             if wanted is not _UNSET and meta.get("checksum", "") != wanted:
                 return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
         # remembered answers first, each saving a call: owner_matches, group_matches, desired_mode_text
@@ -233,11 +305,7 @@ class FileLogic(TypeLogic[FileProvider]):
         observed = meta.get("group", "")
         if observed != group and not (known_same_group((observed, group)) or group_matches(observed, group)):
             return False, f"group mismatch: state={observed} requested={group}"
-        mode = values.get("mode")
-        wanted_mode = (_dir_mode_texts if want == "directory" else _file_mode_texts).get(mode) \
-            if type(mode) is str else None
-        if wanted_mode is None:
-            wanted_mode = desired_mode_text(props)
+        wanted_mode = desired_mode_text(props)
         if meta.get("mode") != wanted_mode:
             return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"
         return True, ""

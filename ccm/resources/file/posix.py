@@ -22,8 +22,9 @@ from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
+from ccm.resources.file import SAME, found_checksum
 from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
-                                     known_user_name, resolve_ids, sha256_file, user_name)
+                                     known_user_name, resolve_ids, sha256_unless_equal, user_name)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +32,24 @@ if TYPE_CHECKING:
 
 _IFMT, _IFDIR, _IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG   # stat.S_IFMT(mode) is mode & _IFMT
 
+
+def _metadata(state: ResourceState) -> Dict[str, Any]:
+    """The ``extra`` of a state ``status`` made, from its raw facts, in the documented key
+    order: name, checksum, owner, group, mode, provider, mtime, size, extended."""
+    st, found, desired, owner, group = state.raw
+    mode = st.st_mode
+    mode_text = known_mode_text(mode) or format_mode(mode)
+    if found is None:
+        meta = {"name": state.name, "owner": owner, "group": group, "mode": mode_text,
+                "provider": PosixFileProvider.name, "mtime": rfc3339(st.st_mtime_ns)}
+    else:
+        meta = {"name": state.name, "checksum": found_checksum(found, desired), "owner": owner, "group": group,
+                "mode": mode_text, "provider": PosixFileProvider.name, "mtime": rfc3339(st.st_mtime_ns)}
+    size = st.st_size
+    if size:
+        meta["size"] = size
+    meta["extended"] = {}
+    return {"metadata": meta}
 
 
 class PosixFileProvider:
@@ -45,7 +64,9 @@ class PosixFileProvider:
 
     def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState:
         """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
-        and their sha256, when known (a file equal to them is compared, not hashed)."""
+        and their sha256, when known (a file equal to the bytes is compared, not hashed),
+        or the desired sha256 alone. The state keeps its raw facts (``observed``) and makes
+        its metadata when first read."""
         batch = self._batch
         staged = batch.staged(path) if batch is not None and batch.writes else None   # none: a steady run
         try:
@@ -56,10 +77,8 @@ class PosixFileProvider:
             return ResourceState(type="file", name=path, ensure="absent", extra={"metadata": meta})
         except OSError as exc:
             raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
-        # the documented key order: name, checksum, owner, group, mode, provider, mtime, size, extended
-        mode = st.st_mode
-        kind = mode & _IFMT
-        found: Optional[str] = None   # the checksum of a regular file
+        kind = st.st_mode & _IFMT
+        found: Any = None   # the checksum of a regular file
         ensure = "present"   # a fifo, socket or device too: no checksum, content differs
         if kind == _IFDIR:
             ensure = "directory"
@@ -68,24 +87,15 @@ class PosixFileProvider:
                 found = staged.checksum
             else:
                 try:
-                    found = sha256_file(path, size=st.st_size, expect=content, expect_sha256=checksum)
+                    found = sha256_unless_equal(path, st.st_size, content)
                 except OSError as exc:
                     raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
+                if found is None:   # the file holds exactly ``content``
+                    found = checksum or SAME
         uid, gid = st.st_uid, st.st_gid
-        owner = known_user_name(uid) or user_name(uid)   # remembered names first (no call)
-        group = known_group_name(gid) or group_name(gid)
-        mode_text = known_mode_text(mode) or format_mode(mode)
-        if found is None:
-            meta = {"name": path, "owner": owner, "group": group, "mode": mode_text, "provider": self.name,
-                    "mtime": rfc3339(st.st_mtime_ns)}
-        else:
-            meta = {"name": path, "checksum": found, "owner": owner, "group": group, "mode": mode_text,
-                    "provider": self.name, "mtime": rfc3339(st.st_mtime_ns)}
-        size = st.st_size
-        if size:
-            meta["size"] = size
-        meta["extended"] = {}
-        return ResourceState("file", path, ensure, extra={"metadata": meta})
+        raw = (st, found, (checksum or None) if content is None else content,
+               known_user_name(uid) or user_name(uid), known_group_name(gid) or group_name(gid))
+        return ResourceState.observed("file", path, ensure, raw, _metadata)
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)
