@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import stat
+from operator import itemgetter
 
 from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
@@ -178,11 +179,14 @@ def _holds_desired(state: ResourceState) -> bool:
     return wanted is _UNSET or state.metadata.get("checksum", "") == wanted
 
 
+_desired_attributes = itemgetter("ensure", "owner", "group", "mode")
+
+
 def _remembered_match(key: Tuple[Any, ...]) -> bool:
-    """Whether ``is_desired``'s attribute key (mode bits, observed owner and group, desired
-    ensure, owner, group, mode) of a file it found as desired matches by remembered
-    answers alone (so the match holds for as long as they are remembered)."""
-    _bits, observed_owner, observed_group, _want, owner, group, mode = key
+    """Whether ``is_desired``'s key (st_mode, observed owner and group, desired attributes)
+    of a file it found as desired matches by remembered answers alone (so the match holds
+    for as long as they are remembered)."""
+    _st_mode, observed_owner, observed_group, (_ensure, owner, group, mode) = key
     return type(owner) is str and type(group) is str and type(mode) is str \
         and (observed_owner == owner or known_same_user((observed_owner, owner)) is True) \
         and (observed_group == group or known_same_group((observed_group, group)) is True)
@@ -222,14 +226,16 @@ class FileProvider(Protocol):
 class FileLogic(TypeLogic[FileProvider]):
     def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         values = props.values
-        ensure, name, content = values.get("ensure"), values.get("name") or "", values.get("content")
-        if ensure == "absent" or ensure == "directory" or (content is None and not values.get("source")):
+        content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
+        if ensure == "absent" or ensure == "directory":
             return provider.status(name)
         if content is not None:   # the provider compares the file with it instead of hashing the file
             data = str(content).encode("utf-8")
             state = provider.status(name, data)
             if state.raw is None:   # a provider without raw facts: the checksum to compare with
                 state.internal["desired_checksum"] = sha256_hex(data)
+        elif not values.get("source"):
+            return provider.status(name)
         else:
             wanted = source_checksum(props, ctx.working_dir)
             state = provider.status(name, None, wanted or "")
@@ -264,27 +270,32 @@ class FileLogic(TypeLogic[FileProvider]):
         return changes
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
+        raw = state.raw
+        if raw is not None:   # the provider's raw facts: a file in its desired state is told from them
+            st, found, desired, observed_owner, observed_group = raw
+            if found is SAME or desired is None or found == desired:   # the content as desired
+                # the rest by one answer remembered for (st_mode, names, desired attributes):
+                # st_mode holds the file type (so the observed ensure) and the mode bits
+                try:
+                    key: Any = (st.st_mode, observed_owner, observed_group, _desired_attributes(props.values))
+                    if known_answer(key):
+                        return True, ""
+                except (KeyError, TypeError):   # an attribute not set, or one no dict key can hold
+                    key = None
+                answer = self._decide(props, state)
+                if answer[0] and key is not None and _remembered_match(key):
+                    remember_answer(key, True)
+                return answer
+        return self._decide(props, state)
+
+    def _decide(self, props: Properties, state: ResourceState) -> Tuple[bool, str]:
+        """``is_desired`` from the state's ensure and metadata: the first difference, or none."""
         values = props.values
         want, have = values.get("ensure") or "", state.ensure
         if want == "absent":
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
-        raw = state.raw
-        if raw is None:
-            return self._mismatch(props, state, want)
-        # the provider's raw facts: the content told from them, the attributes by one
-        # remembered answer for (observed mode bits and names, desired ensure, owner, group, mode)
-        st, found, desired, observed_owner, observed_group = raw
-        if desired is None or found is SAME or found == desired or want == "directory":
-            key = (st.st_mode & 0o777, observed_owner, observed_group, want, values.get("owner"),
-                   values.get("group"), values.get("mode"))
-            if known_answer(key):
-                return True, ""
-            answer = self._mismatch(props, state, want)
-            if answer[0] and _remembered_match(key):
-                remember_answer(key, True)
-            return answer
         return self._mismatch(props, state, want)
 
     def _mismatch(self, props: Properties, state: ResourceState, want: str) -> Tuple[bool, str]:
