@@ -251,22 +251,16 @@ def sha256_file(path: str, *, size: Optional[int] = None, expect: Optional[bytes
 def sha256_unless_equal(path: str, size: Optional[int], expect: Optional[bytes]) -> Optional[str]:
     """None when the file at ``path`` holds exactly ``expect``, else the sha256 hex digest
     of its bytes (``expect`` None: always the digest). ``size``: its size from a ``stat``
-    just made (saves an ``fstat``). While the bytes equal ``expect`` nothing is hashed:
-    one ``read`` for a file of up to 64 KiB that matches its ``size``."""
+    just made (saves an ``fstat``). While the bytes equal ``expect`` nothing is hashed
+    (one ``read`` for a file of up to 64 KiB that matches its ``size``)."""
     fd = os.open(path, _O_READ)   # what open(path, "rb") does, unbuffered
     try:
         if size is None:
             size = os.fstat(fd).st_size
         if expect is not None and size == len(expect):
-            if size < _READ:   # the common case: one read, one comparison
-                chunk = os.read(fd, size + 1)
-                if chunk == expect:   # as long as expect: EOF at the stat size
-                    return None
-                h = sha256(chunk, size_hint=size)
-            else:
-                h = _hash_unless_equal(fd, size, expect)
-                if h is None:
-                    return None
+            h = _hash_unless_equal(fd, size, expect)
+            if h is None:
+                return None
         else:
             h = sha256(size_hint=size)
         while True:

@@ -30,6 +30,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ContextManager, Dict, Mapping, Optional
 
+_O_READ = os.O_RDONLY | os.O_CLOEXEC   # what open(path, "rb") does, unbuffered
+_ONE_READ = 1 << 16   # files below this are compared with their desired bytes in one read
 _IFMT, _IFDIR, _IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG   # stat.S_IFMT(mode) is mode & _IFMT
 
 
@@ -50,6 +52,9 @@ def _metadata(state: ResourceState) -> Dict[str, Any]:
         meta["size"] = size
     meta["extended"] = {}
     return {"metadata": meta}
+
+
+_observed = ResourceState.observed   # bound once (a classmethod read makes a bound method each time)
 
 
 class PosixFileProvider:
@@ -78,24 +83,34 @@ class PosixFileProvider:
         except OSError as exc:
             raise ProviderError(f"cannot stat {path}: {exc.strerror or exc}") from None
         kind = st.st_mode & _IFMT
-        found: Any = None   # the checksum of a regular file
         ensure = "present"   # a fifo, socket or device too: no checksum, content differs
-        if kind == _IFDIR:
-            ensure = "directory"
-        elif kind == _IFREG:
+        found: Any = None   # the checksum of a regular file
+        if kind == _IFREG:
             if staged is not None:
                 found = staged.checksum
             else:
+                size = st.st_size
                 try:
-                    found = sha256_unless_equal(path, st.st_size, content)
+                    if content is not None and size == len(content) and size < _ONE_READ:
+                        # the common case, inline (every file of a steady run): one read, one comparison
+                        fd = os.open(path, _O_READ)
+                        try:
+                            same = os.read(fd, size + 1) == content   # as long as content: EOF at the stat size
+                        finally:
+                            os.close(fd)
+                        found = (checksum or SAME) if same else sha256_unless_equal(path, size, None)
+                    else:
+                        found = sha256_unless_equal(path, size, content)
+                        if found is None:   # the file holds exactly ``content``
+                            found = checksum or SAME
                 except OSError as exc:
                     raise ProviderError(f"cannot read {path}: {exc.strerror or exc}") from None
-                if found is None:   # the file holds exactly ``content``
-                    found = checksum or SAME
+        elif kind == _IFDIR:
+            ensure = "directory"
         uid, gid = st.st_uid, st.st_gid
         raw = (st, found, (checksum or None) if content is None else content,
                known_user_name(uid) or user_name(uid), known_group_name(gid) or group_name(gid))
-        return ResourceState.observed("file", path, ensure, raw, _metadata)
+        return _observed("file", path, ensure, raw, _metadata)
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None:
         uid, gid = resolve_ids(owner, group)
