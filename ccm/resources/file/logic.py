@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import stat
-from operator import itemgetter
 
 from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
@@ -179,14 +178,11 @@ def _holds_desired(state: ResourceState) -> bool:
     return wanted is _UNSET or state.metadata.get("checksum", "") == wanted
 
 
-_desired_attributes = itemgetter("ensure", "owner", "group", "mode")
-
-
 def _remembered_match(key: Tuple[Any, ...]) -> bool:
     """Whether ``is_desired``'s key (st_mode, observed owner and group, desired attributes)
     of a file it found as desired matches by remembered answers alone (so the match holds
     for as long as they are remembered)."""
-    _st_mode, observed_owner, observed_group, (_ensure, owner, group, mode) = key
+    _st_mode, observed_owner, observed_group, _ensure, owner, group, mode = key
     return type(owner) is str and type(group) is str and type(mode) is str \
         and (observed_owner == owner or known_same_user((observed_owner, owner)) is True) \
         and (observed_group == group or known_same_group((observed_group, group)) is True)
@@ -230,7 +226,7 @@ class FileLogic(TypeLogic[FileProvider]):
         if ensure == "absent" or ensure == "directory":
             return provider.status(name)
         if content is not None:   # the provider compares the file with it instead of hashing the file
-            data = str(content).encode("utf-8")
+            data = content.encode() if type(content) is str else str(content).encode("utf-8")   # utf-8 either way
             state = provider.status(name, data)
             if state.raw is None:   # a provider without raw facts: the checksum to compare with
                 state.internal["desired_checksum"] = sha256_hex(data)
@@ -276,8 +272,10 @@ class FileLogic(TypeLogic[FileProvider]):
             if found is SAME or desired is None or found == desired:   # the content as desired
                 # the rest by one answer remembered for (st_mode, names, desired attributes):
                 # st_mode holds the file type (so the observed ensure) and the mode bits
+                values = props.values
                 try:
-                    key: Any = (st.st_mode, observed_owner, observed_group, _desired_attributes(props.values))
+                    key: Any = (st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"],
+                                values["group"], values["mode"])
                     if known_answer(key):
                         return True, ""
                 except (KeyError, TypeError):   # an attribute not set, or one no dict key can hold
