@@ -178,6 +178,29 @@ def _holds_desired(state: ResourceState) -> bool:
     return wanted is _UNSET or state.metadata.get("checksum", "") == wanted
 
 
+def _answer_key(props: Properties, state: ResourceState) -> Any:
+    """The key of ``is_desired``'s remembered answer for a file whose raw facts show the
+    content as desired: (st_mode, observed owner and group, desired ensure, owner, group,
+    mode); st_mode holds the file type (so the observed ensure) and the mode bits. None
+    when the facts do not tell (no raw facts, other content, an attribute not set or not
+    hashable)."""
+    raw = state.raw
+    if raw is None:
+        return None
+    st, found, desired, observed_owner, observed_group = raw
+    if not (found is SAME or desired is None or found == desired
+            or (type(found) is str and type(desired) is bytes and found == sha256_hex(desired))):
+        return None
+    values = props.values
+    try:
+        key = (st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"], values["group"],
+               values["mode"])
+        hash(key)
+    except (KeyError, TypeError):
+        return None
+    return key
+
+
 def _remembered_match(key: Tuple[Any, ...]) -> bool:
     """Whether ``is_desired``'s key (st_mode, observed owner and group, desired attributes)
     of a file it found as desired matches by remembered answers alone (so the match holds
@@ -266,25 +289,13 @@ class FileLogic(TypeLogic[FileProvider]):
         return changes
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
-        raw = state.raw
-        if raw is not None:   # the provider's raw facts: a file in its desired state is told from them
-            st, found, desired, observed_owner, observed_group = raw
-            if found is SAME or desired is None or found == desired:   # the content as desired
-                # the rest by one answer remembered for (st_mode, names, desired attributes):
-                # st_mode holds the file type (so the observed ensure) and the mode bits
-                values = props.values
-                try:
-                    key: Any = (st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"],
-                                values["group"], values["mode"])
-                    if known_answer(key):
-                        return True, ""
-                except (KeyError, TypeError):   # an attribute not set, or one no dict key can hold
-                    key = None
-                answer = self._decide(props, state)
-                if answer[0] and key is not None and _remembered_match(key):
-                    remember_answer(key, True)
-                return answer
-        return self._decide(props, state)
+        key = _answer_key(props, state)
+        if key is not None and known_answer(key):   # the provider's raw facts told it: desired
+            return True, ""
+        answer = self._decide(props, state)
+        if answer[0] and key is not None and _remembered_match(key):
+            remember_answer(key, True)
+        return answer
 
     def _decide(self, props: Properties, state: ResourceState) -> Tuple[bool, str]:
         """``is_desired`` from the state's ensure and metadata: the first difference, or none."""
@@ -320,6 +331,16 @@ class FileLogic(TypeLogic[FileProvider]):
         return True, ""
 
     def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
+        raw = state.raw
+        if raw is not None and raw[1] is SAME:   # a steady file: is_desired's remembered answer, read here
+            st, _found, _desired, observed_owner, observed_group = raw
+            values = props.values
+            try:
+                if known_answer((st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"],
+                                 values["group"], values["mode"])):   # _answer_key's key
+                    return _STABLE
+            except (KeyError, TypeError):
+                pass
         ok, reason = self.is_desired(props, state)
         if ok:
             return _STABLE

@@ -197,3 +197,43 @@ def test_a_forgotten_lookup_is_asked_again(tmp_path):
     state = logic.status(PosixFileProvider(), props, _Ctx())
     assert logic.is_desired(props, state) == (True, "")
     assert ownership._ids.answers
+
+
+def test_a_steady_plan_reads_the_remembered_answer_itself(tmp_path, monkeypatch):
+    """``plan`` reads ``is_desired``'s remembered answer with the same key (else a steady
+    run would pay for ``is_desired`` on every file)."""
+    path = _file(tmp_path, "same")
+    props = _props(name=path, ensure="present", content="setting = 1\n", owner=ME, group=MYGROUP, mode="0644")
+    logic = FileLogic()
+    assert logic.plan(props, logic.status(PosixFileProvider(), props, _Ctx())).stable
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("is_desired called")
+
+    monkeypatch.setattr(logic, "is_desired", no_call)
+    assert logic.plan(props, logic.status(PosixFileProvider(), props, _Ctx())).stable
+    clear_id_cache()
+    with pytest.raises(AssertionError, match="is_desired called"):
+        logic.plan(props, logic.status(PosixFileProvider(), props, _Ctx()))
+
+
+def test_a_staged_file_is_decided_as_from_its_metadata(tmp_path):
+    """During a write batch ``status`` reports the staged file with its checksum: the
+    decision from the raw facts compares it with the desired bytes' digest."""
+    from tests.engine.test_write_batch import _staged_batch
+
+    provider, batch = _staged_batch(tmp_path, 3)
+    logic = FileLogic()
+    for i in range(3):
+        path = str(tmp_path / f"f{i}")
+        for content, mode in ((f"new {i}", "0640"), (f"old {i}", "0640"), (f"new {i}", "0644")):
+            props = _props(name=path, ensure="present", content=content, owner=ME, group=MYGROUP, mode=mode)
+            for _ in range(2):
+                state = logic.status(provider, props, _Ctx())
+                assert isinstance(state.raw[1], str)
+                plain = _eager(state)
+                plain.internal["desired_checksum"] = hashlib.sha256(content.encode()).hexdigest()
+                assert logic.is_desired(props, state) == logic.is_desired(props, plain)
+                assert logic.is_desired(props, state)[0] == (content == f"new {i}" and mode == "0640")
+    batch.flush(False)
+    clear_id_cache()
