@@ -7,9 +7,6 @@ from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Optional
 
 ENSURES = ("present", "absent", "directory")
 
@@ -81,16 +78,6 @@ class _Same:
 
 
 SAME = _Same()
-
-
-def found_checksum(found: Any, desired: Any) -> Optional[str]:
-    """The checksum the metadata shows for ``found`` (None: no checksum key)."""
-    if found is SAME:
-        from ccm.digest import sha256_hex
-
-        return sha256_hex(desired)
-    text: Optional[str] = found
-    return text
 
 
 TYPE = TypeSpec(

@@ -61,28 +61,6 @@ _file_mode_texts: Dict[str, str] = {}
 _dir_mode_texts: Dict[str, str] = {}
 
 
-# desired_mode_bits's answers for string modes, of files and directories
-_file_modes: Dict[str, int] = {}
-_dir_modes: Dict[str, int] = {}
-
-
-def desired_mode_bits(props: Properties) -> int:
-    """``desired_mode(props)``, remembered for a string mode (``is_desired`` reads the
-    remembered ones itself). Its ``format_mode`` text is ``desired_mode_text``: a file's
-    mode text equals it exactly when ``st_mode & 0o777`` equals this."""
-    values = props.values
-    mode = values.get("mode")
-    modes = _dir_modes if values.get("ensure") == "directory" else _file_modes
-    if type(mode) is str:
-        bits = modes.get(mode)
-        if bits is not None:
-            return bits
-    bits = desired_mode(props)
-    if type(mode) is str and len(modes) < 256:
-        modes[mode] = bits
-    return bits
-
-
 def desired_mode_text(props: Properties) -> str:
     """``format_mode(desired_mode(props))``, remembered for a string mode."""
     values = props.values
@@ -224,8 +202,9 @@ class FileProvider(Protocol):
 
     ``status`` reports ensure ``present``/``directory``/``absent`` with metadata ``owner``,
     ``group``, ``mode``, ``mtime``, ``size`` and the content checksum (given the desired
-    ``content`` and its ``checksum``, it may compare the file's bytes with them instead of
-    hashing it); ``store`` writes atomically.
+    ``content`` or its ``checksum``, it may compare the file's bytes with them instead of
+    hashing it, and keep its raw facts in ``state.raw``: see ``ccm.resources.file``);
+    ``store`` writes atomically.
     """
 
     name: str
@@ -305,12 +284,6 @@ class FileLogic(TypeLogic[FileProvider]):
             return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
         if have != want:
             return False, f"ensure mismatch: state={have} requested={want}"
-        return self._mismatch(props, state, want)
-
-    def _mismatch(self, props: Properties, state: ResourceState, want: str) -> Tuple[bool, str]:
-        """``is_desired`` of a file that exists as wanted, from its metadata: the first
-        difference, or none."""
-        values = props.values
         meta = state.metadata
         if want != "directory":
             wanted = _desired_checksum(state)

@@ -22,7 +22,8 @@ from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.resources.file import SAME, found_checksum
+from ccm.digest import sha256_hex
+from ccm.resources.file import SAME
 from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
                                      known_user_name, resolve_ids, sha256_unless_equal, user_name)
 
@@ -45,8 +46,8 @@ def _metadata(state: ResourceState) -> Dict[str, Any]:
         meta = {"name": state.name, "owner": owner, "group": group, "mode": mode_text,
                 "provider": PosixFileProvider.name, "mtime": rfc3339(st.st_mtime_ns)}
     else:
-        meta = {"name": state.name, "checksum": found_checksum(found, desired), "owner": owner, "group": group,
-                "mode": mode_text, "provider": PosixFileProvider.name, "mtime": rfc3339(st.st_mtime_ns)}
+        meta = {"name": state.name, "checksum": sha256_hex(desired) if found is SAME else found, "owner": owner,
+                "group": group, "mode": mode_text, "provider": PosixFileProvider.name, "mtime": rfc3339(st.st_mtime_ns)}
     size = st.st_size
     if size:
         meta["size"] = size
