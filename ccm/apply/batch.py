@@ -68,6 +68,7 @@ def _refs(props: Properties) -> List[Any]:
 class RunBatch:
     def __init__(self, manifest: Any, working_dir: Optional[str], limit: int = DEFAULT_LIMIT):
         self.fs = fsafe.DurableBatch(limit)
+        self._template_free = bool(getattr(manifest, "template_free", False))   # no name or content to test
         self.pending: List[Held] = []
         self._taken = 0   # writes of fs already attributed to a held event
         self.working_dir = working_dir
@@ -104,14 +105,17 @@ class RunBatch:
         # health checks, control, require/subscribe; a refused publish fails the event after the write
         if not _UNBATCHED.isdisjoint(values) and any(values.get(k) for k in _UNBATCHED):
             return False   # values holds only the keys that are set: most resources have none of these
-        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         name = values.get("name")
+        source = values.get("source")
+        if self._template_free and not source and type(name) is str:   # a steady run's resources
+            content = values.get("content")
+            return (content is None or type(content) is str) and not (self.fs.writes and self.fs.conflicts(name))
+        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
         content = values.get("content")
         if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
             return False
-        source = values.get("source")
         if source:
             if not isinstance(source, str) or is_templated(source):
                 return False
