@@ -150,6 +150,7 @@ class RunFlow:
         self.facts = facts = manager.facts_view()
         self._providers: Dict[Any, Tuple[Any, Any]] = {}   # factory -> _new_provider's, for the run
         self._select = manager.registry.select
+        self._metrics = manager.metrics if manager.metrics.enabled else None   # the no-op sink: nothing to time
         # ResourceContext's fields, as its __init__ would set them from context() above
         self._context = type("_RunContext", (_FlowContext,), {
             "noop": manager.noop, "working_dir": manager.working_dir, "run_log": manager.user_log,
@@ -163,19 +164,6 @@ class RunFlow:
         ctx._resource = (type_name, name)
         return ctx
 
-    def provider(self, props: Properties) -> Tuple[Any, Any]:
-        """(factory, provider) for ``props``, the write batch handed over."""
-        factory = self._select(props.type_name, self.facts, props)
-        known = self._providers.get(factory)
-        if known is None:
-            known = _new_provider(self.manager, factory)
-            if getattr(factory, "provider_per_run", False):
-                self._providers[factory] = known
-        provider, use_write_batch = known
-        if use_write_batch is not None:   # a shared provider is told when there is none, too
-            use_write_batch(self.manager.write_batch)
-        return factory, provider
-
     def run(self, spec: "TypeSpec", props: Properties) -> TransactionEvent:
         """Run one resource through the whole flow and return its (unrecorded) event."""
         started = time.monotonic_ns()
@@ -184,8 +172,10 @@ class RunFlow:
         health_check_only = self.health_check_only
         event = TransactionEvent(type=type_name, name=name, alias=values.get("alias") or "",
                                  requested_ensure=values.get("ensure") or "", health_check_only=health_check_only)
+        ctx: _FlowContext = _new_object(self._context)   # self.context(), inlined: once per resource
+        ctx._resource = (type_name, name)
         try:
-            self._flow(spec, props, event, self.context(type_name, name))
+            self._flow(spec, props, event, ctx)
         except CCMError as exc:
             event.fail(str(exc))
         except Exception as exc:  # a bug in one type must not take the run down
@@ -197,37 +187,27 @@ class RunFlow:
 
     def _flow(self, spec: "TypeSpec", props: Properties, event: TransactionEvent, ctx: ResourceContext) -> None:
         manager = self.manager
-        factory, provider = self.provider(props)
+        factory = self._select(props.type_name, self.facts, props)
+        known = self._providers.get(factory)
+        if known is None:
+            known = _new_provider(manager, factory)
+            if getattr(factory, "provider_per_run", False):
+                self._providers[factory] = known
+        provider, use_write_batch = known
+        if use_write_batch is not None:   # a shared provider is told when there is none, too
+            use_write_batch(manager.write_batch)
         event.provider = factory.name
+
         values = props.values
-
         gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
-        if not self.template_free:
-            # the environment is made only if a deferred field holds a template (render_phase calls this)
-            env: Any = manager.lazy_template_environment
-            if gated and values.get("control"):
-                env = env()   # built only if a template or expression reads it
-                if not _control_allows(props, env):
-                    event.skipped = True
-                    return
-            P.render_phase(props, env, DEFERRED)
-        elif gated and values.get("control"):
-            if not _control_allows(props, manager.lazy_template_environment()):
-                event.skipped = True
-                return
-
-        requires = values.get("require") if gated else None
-        if requires:
-            unmet = [ref for ref in requires if manager.session.is_failed(ref)]
-            if unmet:
-                event.skipped = True
-                event.unmet_requirements = unmet
-                return
+        if (gated or not self.template_free) and not self._passes_gates(props, event, gated):
+            return
 
         logic = spec.new_logic()
         # Nested manifests run their child in health-check-only mode instead of skipping it.
         if not self.health_check_only or logic.runs_in_health_check_only:
-            apply_started = time.monotonic()
+            metrics = self._metrics
+            apply_started = time.monotonic() if metrics is not None else 0.0
             try:
                 _apply(manager, logic, props, provider, event, ctx)
             except CCMError as exc:
@@ -243,8 +223,7 @@ class RunFlow:
                 else:
                     event.fail(str(exc))
             finally:
-                metrics = manager.metrics
-                if metrics.enabled:
+                if metrics is not None:
                     metrics.observe("resource_apply", time.monotonic() - apply_started,
                                     type=props.type_name, provider=factory.name, name=props.alias or props.name)
 
@@ -256,6 +235,30 @@ class RunFlow:
             event.health_checks = results
             for err in errors:
                 event.fail(err)
+
+    def _passes_gates(self, props: Properties, event: TransactionEvent, gated: bool) -> bool:
+        """``control``, the deferred templates and ``require``: False when the resource is
+        skipped (``event`` says why)."""
+        manager = self.manager
+        values = props.values
+        # the environment is made only if a template or expression reads it (render_phase calls it)
+        env: Any = manager.lazy_template_environment
+        if gated and values.get("control"):
+            env = env()
+            if not _control_allows(props, env):
+                event.skipped = True
+                return False
+        if not self.template_free:
+            P.render_phase(props, env, DEFERRED)
+
+        requires = values.get("require") if gated else None
+        if requires:
+            unmet = [ref for ref in requires if manager.session.is_failed(ref)]
+            if unmet:
+                event.skipped = True
+                event.unmet_requirements = unmet
+                return False
+        return True
 
 
 def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
