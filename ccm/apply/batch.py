@@ -72,17 +72,24 @@ class RunBatch:
         self.pending: List[Held] = []
         self._taken = 0   # writes of fs already attributed to a held event
         self.working_dir = working_dir
-        self._depended: Set[str] = set()
+        self._resources = manifest.resources
+        self._depended: Optional[Set[str]] = None   # found when first asked: a steady run stages nothing
         self._any_templated_ref = False
-        for entry in manifest.resources:
+
+    def _find_depended(self) -> Set[str]:
+        """The references some resource makes (``require``/``subscribe``)."""
+        depended: Set[str] = set()
+        for entry in self._resources:
             values = entry.props.values
             if not (values.get("require") or values.get("subscribe")):   # most resources: no list built
                 continue
             for ref in _refs(entry.props):
                 if isinstance(ref, str) and not is_templated(ref):
-                    self._depended.add(ref)
+                    depended.add(ref)
                 else:
                     self._any_templated_ref = True
+        self._depended = depended
+        return depended
 
     @classmethod
     def for_run(cls, manager: Any, manifest: Any, health_check_only: bool) -> Optional["RunBatch"]:
@@ -124,10 +131,11 @@ class RunBatch:
         return True
 
     def _depended_on(self, props: Properties) -> bool:
+        depended = self._depended if self._depended is not None else self._find_depended()
         if self._any_templated_ref:
             return True
         t = props.type_name
-        return f"{t}#{props.name}" in self._depended or bool(props.alias and f"{t}#{props.alias}" in self._depended)
+        return f"{t}#{props.name}" in depended or bool(props.alias and f"{t}#{props.alias}" in depended)
 
     def passes(self) -> bool:
         """True when nothing is held and the resource just run staged nothing: the engine
