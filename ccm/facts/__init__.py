@@ -13,9 +13,11 @@ deep-merge into every level (data-and-templates.md §1.2, known gaps).
 """
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from ccm.facts.model import FactObject, canonical
 from ccm.log import internal
@@ -67,6 +69,7 @@ def _collector(name: str, include_swap: bool) -> Callable[[], Dict[str, Any]]:
 
 def gather_system(*, skip: Iterable[str] = (), timeout: float = 2.0) -> Dict[str, Any]:
     """The built-in families, each in its own daemon thread under one deadline."""
+    import threading   # here: probing one fact (``probe_system``) needs no thread
     skipped = set(skip)
     results: Dict[str, Any] = {}
     threads = {}
