@@ -232,8 +232,8 @@ class ResourceState(ValueObject):
     ``internal``: working values a type keeps between its steps (never serialised, not
     compared, not in the repr).
 
-    ``observed`` makes a state whose ``extra`` is built from the provider's raw ``facts``
-    only when something reads it (JSON, the stores, noop messages, ``ccm status``): a
+    ``observed`` makes a state whose ``extra`` is built from the provider's raw facts
+    (``raw``) only when something reads it (JSON, the stores, noop messages, ``ccm status``): a
     steady run that keeps no status builds none. Equality, repr and ``to_dict`` read
     ``extra`` like any other field, so such a state equals, shows and serialises as the
     one built eagerly.

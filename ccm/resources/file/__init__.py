@@ -7,7 +7,6 @@ from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, DEFERRED, NEVER, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 
-
 ENSURES = ("present", "absent", "directory")
 
 FIELDS = (

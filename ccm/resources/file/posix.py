@@ -18,11 +18,11 @@ import os
 import stat
 
 from ccm import fsafe
+from ccm.digest import sha256_hex
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.digest import sha256_hex
 from ccm.resources.file import SAME
 from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
                                      known_user_name, resolve_ids, sha256_unless_equal, user_name)
