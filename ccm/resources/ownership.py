@@ -86,11 +86,13 @@ class _IdCache:
 
     The manager clears it when a top-level run starts (``clear_id_cache``), so a
     long-running agent sees users and groups changed between runs; a lock keeps
-    concurrent workers safe.
+    concurrent workers safe, and ``generation`` (counted up by each clear) keeps an
+    answer found before a clear from being stored after it.
     """
 
     def __init__(self) -> None:
         self._lock = allocate_lock()
+        self.generation = 0
         self.uid: Dict[str, int] = {}
         self.gid: Dict[str, int] = {}
         self.user: Dict[int, str] = {}
@@ -105,21 +107,26 @@ class _IdCache:
         cached = cache.get(key)   # one dict read is atomic: no lock (every resource asks)
         if cached is not None:
             return cached
+        generation = self.generation
         try:
             value = find(key)
         except KeyError:
             return None
         with self._lock:
-            cache[key] = value
+            if generation == self.generation:
+                cache[key] = value
         return value
 
-    def remember(self, cache: Dict[Any, bool], key: Tuple[Any, ...], value: bool) -> None:
+    def remember(self, cache: Dict[Any, bool], key: Tuple[Any, ...], value: bool, generation: int) -> None:
+        """Store ``value`` unless the cache was cleared since ``generation`` (what the
+        answer was found in) was read."""
         with self._lock:
-            if len(cache) < 4096:   # a run names a handful of pairs
+            if generation == self.generation and len(cache) < 4096:   # a run names a handful of pairs
                 cache[key] = value
 
     def clear(self) -> None:
         with self._lock:
+            self.generation += 1
             for m in self._maps.values():
                 m.clear()
             self.same_user.clear()
@@ -139,10 +146,16 @@ known_same_group: Callable[[Tuple[str, str]], Optional[bool]] = _same_group.get
 known_answer: Callable[[Tuple[Any, ...]], Optional[bool]] = _ids.answers.get
 
 
-def remember_answer(key: Tuple[Any, ...], value: bool) -> None:
+def id_generation() -> int:
+    """Read before deriving an answer from the remembered lookups (``remember_answer``)."""
+    return _ids.generation
+
+
+def remember_answer(key: Tuple[Any, ...], value: bool, generation: int) -> None:
     """Remember what ``key`` (hashable) answers until the lookups are forgotten: only for an
-    answer derived from remembered lookups (and pure functions) alone."""
-    _ids.remember(_ids.answers, key, value)
+    answer derived from remembered lookups (and pure functions) alone, since ``generation``
+    (``id_generation()``)."""
+    _ids.remember(_ids.answers, key, value, generation)
 
 
 def clear_id_cache() -> None:
@@ -203,10 +216,11 @@ def owner_matches(observed: str, desired: str) -> bool:
     same = _same_user.get(key)
     if same is not None:
         return same
+    generation = _ids.generation
     a, b = uid_for(observed) if observed else None, uid_for(desired) if desired else None
     if a is None or b is None:
         return False
-    _ids.remember(_same_user, key, a == b)
+    _ids.remember(_same_user, key, a == b, generation)
     return a == b
 
 
@@ -217,10 +231,11 @@ def group_matches(observed: str, desired: str) -> bool:
     same = _same_group.get(key)
     if same is not None:
         return same
+    generation = _ids.generation
     a, b = gid_for(observed) if observed else None, gid_for(desired) if desired else None
     if a is None or b is None:
         return False
-    _ids.remember(_same_group, key, a == b)
+    _ids.remember(_same_group, key, a == b, generation)
     return a == b
 
 

@@ -9,8 +9,8 @@ from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.file import SAME
-from ccm.resources.ownership import (directory_mode, format_mode, group_matches, known_same_group,
-                                     known_answer, known_same_user, owner_matches, parse_mode, remember_answer)
+from ccm.resources.ownership import (directory_mode, format_mode, group_matches, id_generation, known_answer,
+                                     known_same_group, known_same_user, owner_matches, parse_mode, remember_answer)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -273,9 +273,10 @@ class FileLogic(TypeLogic[FileProvider]):
         key = _answer_key(props, state)
         if key is not None and known_answer(key):   # the provider's raw facts told it: desired
             return True, ""
+        generation = id_generation()
         answer = self._decide(props, state)
         if answer[0] and key is not None and _remembered_match(key):
-            remember_answer(key, True)
+            remember_answer(key, True, generation)
         return answer
 
     def _decide(self, props: Properties, state: ResourceState) -> Tuple[bool, str]:

@@ -237,3 +237,38 @@ def test_a_staged_file_is_decided_as_from_its_metadata(tmp_path):
                 assert logic.is_desired(props, state)[0] == (content == f"new {i}" and mode == "0640")
     batch.flush(False)
     clear_id_cache()
+
+
+def test_an_answer_found_before_a_clear_is_not_stored_after_it(tmp_path, monkeypatch):
+    """A run starting in another thread (``clear_id_cache``) while a lookup or a decision
+    is under way: what was found from the old lookups is not remembered into the new run."""
+    from ccm.resources import ownership
+
+    path = _file(tmp_path, "same")   # owner and group by the names found: a match by no lookup
+    props = _props(name=path, ensure="present", content="setting = 1\n", owner=ME, group=MYGROUP, mode="0644")
+    logic = FileLogic()
+    clear_id_cache()
+    decide = FileLogic._decide
+
+    def decide_then_clear(self, props, state):
+        answer = decide(self, props, state)
+        clear_id_cache()
+        return answer
+
+    monkeypatch.setattr(FileLogic, "_decide", decide_then_clear)
+    assert logic.is_desired(props, logic.status(PosixFileProvider(), props, _Ctx())) == (True, "")
+    assert ownership._ids.answers == {}
+    monkeypatch.setattr(FileLogic, "_decide", decide)
+    assert logic.is_desired(props, logic.status(PosixFileProvider(), props, _Ctx())) == (True, "")
+    assert ownership._ids.answers, "remembered when nothing cleared the lookups meanwhile"
+
+    def user_of_then_clear(uid):
+        name = pwd.getpwuid(uid).pw_name
+        clear_id_cache()
+        return name
+
+    clear_id_cache()
+    monkeypatch.setattr(ownership, "_user_of", user_of_then_clear)
+    assert ownership.user_name(os.getuid()) == ME
+    assert ownership._ids.user == {}
+    clear_id_cache()
