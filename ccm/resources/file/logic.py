@@ -39,10 +39,16 @@ def source_checksum(props: Properties, working_dir: Optional[str]) -> Optional[s
         from ccm.readfile import ReadError, open_regular
 
         try:
-            with os.fdopen(open_regular(path, "source"), "rb") as fh:
-                h = sha256(size_hint=os.fstat(fh.fileno()).st_size)
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
+            fd = open_regular(path, "source")
+            try:   # plain reads: no buffered file object (a steady run asks for every source)
+                h = sha256(size_hint=os.fstat(fd).st_size)
+                while True:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
                     h.update(chunk)
+            finally:
+                os.close(fd)
         except ReadError as exc:
             raise ResourceError(str(exc)) from None
         except OSError as exc:

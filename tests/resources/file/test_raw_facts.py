@@ -272,3 +272,13 @@ def test_an_answer_found_before_a_clear_is_not_stored_after_it(tmp_path, monkeyp
     assert ownership.user_name(os.getuid()) == ME
     assert ownership._ids.user == {}
     clear_id_cache()
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 7, 3 << 20])
+def test_the_source_checksum_is_the_digest_of_its_bytes(tmp_path, size):
+    from ccm.resources.file.logic import source_checksum
+
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    (tmp_path / "src").write_bytes(data)
+    props = _props(name=str(tmp_path / "f"), ensure="present", source="src", owner=ME, group=MYGROUP, mode="0644")
+    assert source_checksum(props, str(tmp_path)) == hashlib.sha256(data).hexdigest()
