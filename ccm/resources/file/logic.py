@@ -32,29 +32,43 @@ def source_path(props: Properties, working_dir: Optional[str]) -> str:
 
 def source_checksum(props: Properties, working_dir: Optional[str]) -> Optional[str]:
     """The sha256 of the ``source`` file (``status`` hashes ``content`` itself), None without one."""
+    return source_bytes_and_checksum(props, working_dir)[1] if props.get("source") else None
+
+
+SOURCE_COMPARED = 1 << 16   # a source up to this size is also handed to status, to compare the file with
+
+
+def source_bytes_and_checksum(props: Properties, working_dir: Optional[str]) -> Tuple[Optional[bytes], str]:
+    """The ``source`` file's bytes (None from ``SOURCE_COMPARED`` bytes on: not kept) and
+    their sha256, read by plain reads (no buffered file object: a steady run reads every
+    source)."""
     from ccm.digest import sha256
+    from ccm.readfile import ReadError, open_regular
 
-    if props.get("source"):
-        path = source_path(props, working_dir)
-        from ccm.readfile import ReadError, open_regular
-
+    path = source_path(props, working_dir)
+    try:
+        fd = open_regular(path, "source")
         try:
-            fd = open_regular(path, "source")
-            try:   # plain reads: no buffered file object (a steady run asks for every source)
-                h = sha256(size_hint=os.fstat(fd).st_size)
-                while True:
-                    chunk = os.read(fd, 1 << 20)
-                    if not chunk:
-                        break
-                    h.update(chunk)
-            finally:
-                os.close(fd)
-        except ReadError as exc:
-            raise ResourceError(str(exc)) from None
-        except OSError as exc:
-            raise ResourceError(f"cannot read source {path}: {exc.strerror or exc}") from None
-        return str(h.hexdigest())
-    return None
+            size = os.fstat(fd).st_size
+            h = sha256(size_hint=size)
+            data: Optional[bytes] = os.read(fd, size + 1) if size < SOURCE_COMPARED else None
+            if data is not None:
+                h.update(data)
+                if len(data) > size:   # it grew since the fstat: not compared
+                    data = None
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+                data = None
+        finally:
+            os.close(fd)
+    except ReadError as exc:
+        raise ResourceError(str(exc)) from None
+    except OSError as exc:
+        raise ResourceError(f"cannot read source {path}: {exc.strerror or exc}") from None
+    return data, str(h.hexdigest())
 
 
 def desired_mode(props: Properties) -> int:
@@ -243,8 +257,8 @@ class FileLogic(TypeLogic[FileProvider]):
         elif not values.get("source"):
             return provider.status(name)
         else:
-            wanted = source_checksum(props, ctx.working_dir)
-            state = provider.status(name, None, wanted or "")
+            small, wanted = source_bytes_and_checksum(props, ctx.working_dir)
+            state = provider.status(name, small, wanted)   # compared with the bytes, not hashed, when small
             if state.raw is None:
                 state.internal["desired_checksum"] = wanted
         if ctx.noop and state.ensure == "present" and not _holds_desired(state):

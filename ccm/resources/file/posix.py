@@ -109,7 +109,7 @@ class PosixFileProvider:
         elif kind == _IFDIR:
             ensure = "directory"
         uid, gid = st.st_uid, st.st_gid
-        raw = (st, found, (checksum or None) if content is None else content,
+        raw = (st, found, checksum or content,   # desired: the digest when given (no bytes kept), else the bytes
                known_user_name(uid) or user_name(uid), known_group_name(gid) or group_name(gid))
         return _observed("file", path, ensure, raw, _metadata)
 

@@ -164,11 +164,14 @@ def test_is_desired_from_raw_facts_is_the_answer_from_metadata(tmp_path, ensure,
     clear_id_cache()
 
 
-def test_a_source_file_is_decided_from_its_checksum(tmp_path):
+@pytest.mark.parametrize("wanted", [DESIRED, b"", b"y" * 70000], ids=["small", "empty", "large"])
+def test_a_source_file_is_decided_from_its_checksum(tmp_path, wanted):
+    """A small source is also handed to status as bytes (the file compared, not hashed),
+    a large one as its digest only: the decision is the one from metadata either way."""
     src = tmp_path / "src"
-    src.write_bytes(DESIRED)
+    src.write_bytes(wanted)
     logic = FileLogic()
-    for have in (DESIRED, b"other\n"):
+    for have in (wanted, b"other\n", wanted + b"!"):
         path = tmp_path / "f"
         path.write_bytes(have)
         os.chmod(path, 0o644)
@@ -176,9 +179,9 @@ def test_a_source_file_is_decided_from_its_checksum(tmp_path):
         for _ in range(2):
             state = logic.status(PosixFileProvider(), props, _Ctx())
             plain = _eager(state)
-            plain.internal["desired_checksum"] = hashlib.sha256(DESIRED).hexdigest()
+            plain.internal["desired_checksum"] = hashlib.sha256(wanted).hexdigest()
             assert logic.is_desired(props, state) == logic.is_desired(props, plain)
-            assert logic.is_desired(props, state)[0] == (have == DESIRED)
+            assert logic.is_desired(props, state)[0] == (have == wanted)
 
 
 def test_a_forgotten_lookup_is_asked_again(tmp_path):
@@ -274,11 +277,15 @@ def test_an_answer_found_before_a_clear_is_not_stored_after_it(tmp_path, monkeyp
     clear_id_cache()
 
 
-@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, (1 << 20) + 7, 3 << 20])
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 16) - 1, 1 << 16, (1 << 20) - 1, 1 << 20, (1 << 20) + 7, 3 << 20])
 def test_the_source_checksum_is_the_digest_of_its_bytes(tmp_path, size):
     from ccm.resources.file.logic import source_checksum
+
+    from ccm.resources.file.logic import SOURCE_COMPARED, source_bytes_and_checksum
 
     data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
     (tmp_path / "src").write_bytes(data)
     props = _props(name=str(tmp_path / "f"), ensure="present", source="src", owner=ME, group=MYGROUP, mode="0644")
     assert source_checksum(props, str(tmp_path)) == hashlib.sha256(data).hexdigest()
+    assert source_bytes_and_checksum(props, str(tmp_path)) == \
+        (data if size < SOURCE_COMPARED else None, hashlib.sha256(data).hexdigest())
