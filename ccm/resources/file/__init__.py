@@ -57,8 +57,8 @@ def validate(props: Properties) -> None:
 # - ``st``: the ``os.stat_result`` of the file (of the staged file during a write batch);
 # - ``found``: the sha256 hex digest of a regular file's bytes, ``SAME`` when they are
 #   exactly ``desired`` (their digest is made only when read), None for anything else;
-# - ``desired``: what ``status`` was asked to compare the file with: the desired bytes, the
-#   desired sha256 (a ``source``), or None (content not managed);
+# - ``desired``: what ``status`` was asked to compare the file with: the desired sha256 when
+#   it was given one (a ``source``), else the desired bytes; None: content not managed;
 # - ``owner``, ``group``: the names of ``st_uid`` and ``st_gid`` (the number as text when
 #   it has none), looked up when the state was made, as the metadata shows them.
 
