@@ -26,7 +26,7 @@ from _thread import allocate_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
     import logging
 
@@ -35,6 +35,17 @@ _TAGS = {DEBUG: "DEBUG", INFO: "INFO ", WARN: "WARN ", ERROR: "ERROR"}
 LEVEL_LABELS = {DEBUG: "DEBUG", INFO: "INFO", WARN: "WARN", ERROR: "ERROR", 50: "ERROR"}  # logfmt level=...
 _COLOURS = {DEBUG: "\x1b[37m", INFO: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[31m"}
 _RESET = "\x1b[0m"
+
+
+def _head(level: int, colour: bool) -> str:
+    """What a user line starts with, up to its message."""
+    if colour:
+        return f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} "
+    return f" {_TAGS.get(level, 'INFO ')} "
+
+
+_PLAIN_HEADS = {level: _head(level, False) for level in _TAGS}
+_COLOUR_HEADS = {level: _head(level, True) for level in _TAGS}
 
 LEVEL_NAMES: Dict[str, int] = {"debug": DEBUG, "info": INFO, "warn": WARN, "warning": WARN, "error": ERROR}
 COLOR_MODES = ("auto", "always", "never")
@@ -349,44 +360,53 @@ class UserLogger:
         rendered = ""
         for k, v in items:
             rendered += f" {k}={v if type(v) is str else render_value(v)}"
-        self._write(level, message, items, rendered)
-
-    def log_rendered(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
-        """``log(level, message, *pairs)`` for a caller that has rendered the pairs (all str
-        values) as ``rendered`` (`` k=v`` each, in order): the status line of every resource
-        skips the generic loop. A logger with bound attributes or its own ``log`` (a
-        subclass writing its own lines) takes the generic path."""
-        if self.attrs or type(self).log is not UserLogger.log:
-            self.log(level, message, *pairs)
-            return
-        self._write(level, message, pairs, rendered)
-
-    def _write(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
-        """Capture, syslog and print one line (``rendered``: its pairs as text)."""
         if self.records is not None:
-            self.records.append({"level": level, "message": message, "attrs": list(pairs)})
+            self.records.append({"level": level, "message": message, "attrs": list(items)})
         text = message + rendered
-        sink = _state["syslog"]   # to_syslog, without the call (one line per resource)
-        if sink is not None:
-            sink.send(level, text)
-        if self.quiet or level < (_state["user_level"] if self._level is None else self._level):   # self.level
+        to_syslog(level, text)
+        if self.quiet or level < self.level:
             return
-        stream = sys.stdout if self._stream is None else self._stream   # self.stream
-        colour = self._colour
-        if colour is None:   # a stream known not to be a terminal: only "always" colours it
-            last, terminal = _tty[0]
-            colour = _state["color"] == "always" if last is stream and not terminal else colour_wanted(stream)
-        if colour:
-            line = f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} {text}\n"
-        else:
-            line = f" {_TAGS.get(level, 'INFO ')} {text}\n"
-        _lock.acquire()   # what "with _lock" does, for half the cost
-        try:
+        stream = self.stream
+        colour = colour_wanted(stream) if self._colour is None else self._colour
+        line = f"{_head(level, colour)}{text}\n"
+        with _lock:
             stream.write(line)
             if colour:   # a terminal: show progress as it happens
                 stream.flush()
-        finally:
-            _lock.release()
+
+    def line_writer(self) -> Optional[Callable[[int, str], None]]:
+        """For a caller that prints many lines of one run (the status line of every
+        resource): ``write(level, text)`` prints what ``log(level, message, *pairs)``
+        prints, ``text`` being the message and its rendered pairs; the policy (level,
+        quiet, colour per stream) is read once here, not on every line. ``None`` when this
+        logger needs the generic path: bound attributes, captured records, syslog, or a
+        subclass with its own ``log``."""
+        if self.attrs or self.records is not None or _state["syslog"] is not None \
+                or type(self).log is not UserLogger.log:
+            return None
+        own, colour, threshold = self._stream, self._colour, self.level
+        if self.quiet:
+            threshold = ERROR + 1000   # nothing is printed (syslog is off)
+        seen: List[Any] = [None, False, _PLAIN_HEADS]   # stream, colour, heads: swapped together
+
+        def write(level: int, text: str) -> None:
+            if level < threshold:
+                return
+            stream = sys.stdout if own is None else own
+            last = seen
+            if last[0] is not stream:
+                coloured = colour_wanted(stream) if colour is None else colour
+                last = seen[:] = [stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS]
+            line = f"{last[2].get(level) or _head(level, last[1])}{text}\n"
+            _lock.acquire()
+            try:
+                stream.write(line)
+                if last[1]:   # a terminal: show progress as it happens
+                    stream.flush()
+            finally:
+                _lock.release()
+
+        return write
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)

@@ -14,7 +14,7 @@ import socket
 from ccm import log as ccmlog
 from ccm.log import INFO, UserLogger
 from ccm.model.events import TransactionEvent
-from ccm.report import event_line, log_event
+from ccm.report import event_line, log_event, status_logger
 from tests.kit_extra import build, make_manager
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -104,8 +104,13 @@ def _loggers():
         log.records = []
         return log
 
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
     return {
         "plain": lambda: UserLogger(stream=io.StringIO()),
+        "terminal": lambda: UserLogger(stream=Terminal()),
         "colour": lambda: UserLogger(stream=io.StringIO(), colour=True),
         "no colour": lambda: UserLogger(stream=io.StringIO(), colour=False),
         "records": lambda: recording(colour=False),
@@ -130,6 +135,35 @@ def test_status_lines_equal_the_generic_rendering_of_event_line():
             level, message, attrs = event_line(event)
             plain.log(level, message, *attrs)
             assert _seen(fast) == _seen(plain), (label, event)
+
+
+def test_status_logger_lines_equal_the_generic_rendering_of_event_line():
+    for label, make in _loggers().items():
+        fast, plain = make(), make()
+        log_status = status_logger(fast)   # once per run
+        for event in _events():
+            log_status(event)
+            level, message, attrs = event_line(event)
+            plain.log(level, message, *attrs)
+        assert _seen(fast) == _seen(plain), label
+
+
+def test_status_logger_on_stdout_follows_the_stream_of_each_line(monkeypatch):
+    """A logger without its own stream writes to the ``sys.stdout`` of each line, coloured
+    as that stream asks (``colour_wanted``), like ``log``."""
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    log_status = status_logger(UserLogger())
+    outs = [io.StringIO(), Terminal(), io.StringIO()]
+    for out in outs:
+        monkeypatch.setattr("sys.stdout", out)
+        log_status(_events()[1])
+    assert [o.getvalue() for o in outs] == [
+        " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix\n",
+        " \x1b[33mWARN \x1b[0m file#/etc/motd changed ensure=present runtime=0s provider=posix\n",
+        " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix\n"]
 
 
 def test_status_line_text():
@@ -158,7 +192,8 @@ def test_a_subclass_with_its_own_log_keeps_it():
 
     log = Upper(stream=io.StringIO(), colour=False)
     log_event(log, _events()[0])
-    assert log.stream.getvalue() == " INFO  FILE#/ETC/MOTD STABLE ensure=present runtime=0s provider=posix\n"
+    status_logger(log)(_events()[0])
+    assert log.stream.getvalue() == " INFO  FILE#/ETC/MOTD STABLE ensure=present runtime=0s provider=posix\n" * 2
 
 
 def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
@@ -171,6 +206,8 @@ def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
             out = io.StringIO()
             log_event(UserLogger(stream=out), _events()[0])   # INFO with --quiet: syslog only
             got = daemon.recv(4096).decode()
+            status_logger(UserLogger(stream=out))(_events()[0])
+            assert daemon.recv(4096).decode()[got.index("]"):] == got[got.index("]"):]
         finally:
             ccmlog.configure()
     assert got.startswith("<30>ccm[") and got.endswith("]: file#/etc/motd stable ensure=present runtime=0s provider=posix")
