@@ -168,6 +168,9 @@ def ksuid_text(ts: float, random16: bytes) -> str:
     return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
+_new_object = object.__new__
+
+
 class _LazyId:
     """``event_id`` drawn when the event is made (``time.time()`` and 16 random bytes),
     encoded on first read (a steady run that prints no JSON and keeps no event files reads
@@ -317,6 +320,16 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
                      "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "event_id",
                      "timestamp_ns", "protocol")
 
+    # the defaults of __init__, read here by an event ``begin`` made (it sets only the rest)
+    provider = final_ensure = noop_message = ""
+    duration_ns = 0
+    _properties: Optional[Dict[str, Any]] = None
+    _properties_of: Optional[_PropertySource] = None
+    status: Optional[ResourceState] = None
+    health_check_only = changed = refreshed = failed = skipped = noop = False
+    _event_id: Optional[str] = None
+    protocol = EVENT_PROTOCOL
+
     def __init__(self, type: str, name: str, provider: str = "", alias: str = "", requested_ensure: str = "",
                  final_ensure: str = "", duration_ns: int = 0, properties: Optional[Dict[str, Any]] = None,
                  status: Optional[ResourceState] = None, noop_message: str = "",
@@ -356,6 +369,30 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
             self._id_drawn = None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
+
+    @classmethod
+    def begin(cls, type: str, name: str, alias: str, requested_ensure: str,
+              health_check_only: bool) -> "TransactionEvent":
+        """``cls(type=type, name=name, alias=alias, requested_ensure=requested_ensure,
+        health_check_only=health_check_only)``, as the flow makes one per resource: the
+        fields left at their defaults are read from the class, not stored."""
+        event = _new_object(cls)
+        event.type = type
+        event.name = name
+        event.alias = alias
+        event.requested_ensure = requested_ensure
+        if health_check_only:
+            event.health_check_only = health_check_only
+        event.health_checks = []
+        event.errors = []
+        event.unmet_requirements = []
+        try:   # _random_chunk(), without the call while the pool lasts
+            chunk = _random_chunks.pop()
+        except IndexError:
+            chunk = _random_chunk()
+        event._id_drawn = (time.time(), chunk)
+        event.timestamp_ns = time.time_ns()
+        return event
 
     @property
     def properties(self) -> Dict[str, Any]:

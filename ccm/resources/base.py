@@ -167,8 +167,8 @@ def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
     started = time.monotonic_ns()
     values = props.values
     type_name, name = props.type_name, values.get("name") or ""
-    event = TransactionEvent(type=type_name, name=name, alias=values.get("alias") or "",
-                             requested_ensure=values.get("ensure") or "", health_check_only=health_check_only)
+    event = TransactionEvent.begin(type_name, name, values.get("alias") or "", values.get("ensure") or "",
+                                   health_check_only)
     user_log: UserLog = _ResourceLog(manager.user_log, type_name, name)
     try:
         _flow(manager, spec, props, event, health_check_only, user_log)

@@ -76,6 +76,27 @@ def test_assigning_properties_replaces_the_source(tmp_path):
     assert event.properties == props.to_dict()
 
 
+def test_an_event_begun_by_the_flow_equals_the_one_init_makes():
+    for args in (("file", "/etc/motd", "", "present", False), ("exec", "x", "al", "", True)):
+        begun = TransactionEvent.begin(*args)
+        made = TransactionEvent(type=args[0], name=args[1], alias=args[2], requested_ensure=args[3],
+                                health_check_only=args[4])
+        assert isinstance(begun._id_drawn[0], float) and len(begun._id_drawn[1]) == 16
+        assert begun._id_drawn[1] != made._id_drawn[1]   # its own random part
+        begun._id_drawn, begun.timestamp_ns = made._id_drawn, made.timestamp_ns
+        assert begun == made and repr(begun) == repr(made) and begun.to_dict() == made.to_dict()
+        assert begun.event_id == made.event_id
+        assert [getattr(begun, f) for f in begun._value_fields] == [getattr(made, f) for f in made._value_fields]
+    first, second = TransactionEvent.begin("file", "a", "", "", False), TransactionEvent.begin("file", "b", "", "", False)
+    first.fail("boom")
+    first.unmet_requirements.append("exec#x")
+    first.health_checks.append("check")
+    first.changed = first.noop = True
+    first.provider = "posix"
+    assert (second.errors, second.unmet_requirements, second.health_checks) == ([], [], [])
+    assert not second.changed and not second.noop and second.provider == "" and not second.failed
+
+
 # --- the status line of a resource --------------------------------------------------------
 
 def _events():
@@ -345,7 +366,10 @@ def test_summary_counts_what_it_counted_before():
                 unmet_requirements=[f"exec#{n}" for n in range(rng.randint(0, 2))],
                 health_checks=[HealthCheckResult(rng.choice([0, 1, 2, 3, 7])) for _ in range(rng.randint(0, 3))])
             events.append(EventRecord(ev) if rng.random() < 0.5 else ev)
+        if rng.random() < 0.2:   # more start events, anywhere (the last one gives the start time)
+            events.insert(rng.randint(0, len(events)), SessionStartEvent("t", rng.choice([0, 7_000])))
         assert SessionSummary.build(events) == _summary_by_attribute(events), trial
+        assert SessionSummary.build(iter(events)) == _summary_by_attribute(events), trial
 
 
 def test_rfc3339_fraction_as_the_format_spec_gave_it():
