@@ -54,15 +54,10 @@ class SessionStore:
         # (``ccm apply`` without ``--json``): a large manifest's events hold its content.
         self.keep_events = True
 
-    def kept(self, event: Event) -> Event:
-        """What this store keeps in memory of ``event``."""
-        if self.keep_events or not isinstance(event, TransactionEvent):
-            return event
-        return EventRecord(event)
-
     # storage primitives, implemented by subclasses
-    def _append(self, event: Event) -> Event:
-        """Store ``event``; returns what is kept of it in memory (``kept``)."""
+    def _append(self, event: Event, kept: Event) -> Event:
+        """Store ``event``, keeping ``kept`` of it in memory (``record`` decides: the event
+        or its ``EventRecord``); returns ``kept``."""
         raise NotImplementedError
 
     def all_events(self) -> List[Event]:
@@ -79,15 +74,18 @@ class SessionStore:
         """Store ``event`` (listeners see it first); returns what the store kept of it."""
         if not event.type or not event.name:
             raise SessionError("cannot record an event without a type and name")
-        for listener in self.listeners:
-            try:
-                listener(event)
-            except Exception:  # metrics must never break a run
-                pass
+        if self.listeners:
+            for listener in self.listeners:
+                try:
+                    listener(event)
+                except Exception:  # metrics must never break a run
+                    pass
+        # what this store keeps in memory of the event
+        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else EventRecord(event)
         lock = self._lock
         lock.acquire()   # what "with self._lock" does, for half the cost (once per resource)
         try:
-            return self._append(event)
+            return self._append(event, kept)
         finally:
             lock.release()
 
@@ -128,21 +126,27 @@ class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
-        self._last: Dict[RefKey, Recorded] = {}
+        # the newest event under each key of index_keys, by type then name-or-alias (no
+        # (type, name) tuple made and kept per event)
+        self._last: Dict[str, Dict[str, Recorded]] = {}
 
-    def _append(self, event: Event) -> Event:
-        kept = self.kept(event)
+    def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
-        if not isinstance(kept, SessionStartEvent):   # the keys of index_keys, without a list per event
-            last, type_name, alias = self._last, kept.type, kept.alias
-            last[(type_name, kept.name)] = kept
-            if alias and alias != kept.name:
-                last[(type_name, alias)] = kept
+        if not isinstance(kept, SessionStartEvent):
+            name, alias = kept.name, kept.alias
+            try:
+                names = self._last[kept.type]
+            except KeyError:
+                names = self._last[kept.type] = {}
+            names[name] = kept
+            if alias and alias != name:
+                names[alias] = kept
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
-            return self._last.get((type_name, name))
+            names = self._last.get(type_name)
+            return None if names is None else names.get(name)
 
     def all_events(self) -> List[Event]:
         with self._lock:
