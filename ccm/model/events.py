@@ -15,7 +15,7 @@ from ccm.model.value import ValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
+    from typing import Any, Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
     class _PropertySource(Protocol):
         """What gives an event its properties (``ccm.model.resource.Properties``)."""
@@ -572,18 +572,25 @@ class SessionSummary(ValueObject):
         self.total_errors = total_errors
 
     @classmethod
-    def build(cls, events: List[Any]) -> "SessionSummary":
+    def build(cls, events: Iterable[Any]) -> "SessionSummary":
         # counted in locals, not attributes: once per recorded event of a run
-        start = end = duration_sum = total = failed = skipped = changed = refreshed = unmet = 0
+        start = end = failed = skipped = changed = refreshed = unmet = 0
+        if type(events) is not list:
+            events = list(events)
         checks: List[Any] = []
-        refs = set()
+        names_of: Dict[str, Set[str]] = {}   # the names of each type: unique refs, without a key per event
+        names: Set[str] = set()
+        last_type = None
+        starts = 0   # total and the sum of durations follow from the list: no int made per event
         for ev in events:
             if isinstance(ev, SessionStartEvent):
                 start = ev.timestamp_ns
+                starts += 1
                 continue
-            total += 1
-            refs.add((ev.type, ev.name))   # ev.ref, without the string (a type has no "#")
-            duration_sum += ev.duration_ns
+            if ev.type is not last_type:
+                last_type = ev.type
+                names = names_of.setdefault(last_type, set())
+            names.add(ev.name)
             # upstream: the latest event's timestamp (total_duration follows from it)
             if ev.timestamp_ns > end:
                 end = ev.timestamp_ns
@@ -599,9 +606,11 @@ class SessionSummary(ValueObject):
                 unmet += len(ev.unmet_requirements)
             if ev.health_checks:
                 checks += ev.health_checks
+        total = len(events) - starts
         statuses = [h.status for h in checks]
         ok, warning, critical = statuses.count(OK), statuses.count(WARNING), statuses.count(CRITICAL)
-        s = cls(start_time_ns=start, end_time_ns=end, total_resources=total, unique_resources=len(refs),
+        s = cls(start_time_ns=start, end_time_ns=end, total_resources=total,
+                unique_resources=sum(len(names) for names in names_of.values()),
                 changed_resources=changed, failed_resources=failed, skipped_resources=skipped,
                 stable_resources=total - failed - skipped - changed, refreshed_count=refreshed,
                 requirements_unmet_count=unmet, health_checked_count=len(statuses), health_check_ok_count=ok,
@@ -610,7 +619,7 @@ class SessionSummary(ValueObject):
         if start and end:
             s.total_duration_ns = max(0, end - start)
         else:
-            s.total_duration_ns = duration_sum
+            s.total_duration_ns = sum(ev.duration_ns for ev in events if not isinstance(ev, SessionStartEvent))
         return s
 
     def to_dict(self) -> Dict[str, Any]:
