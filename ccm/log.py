@@ -387,18 +387,19 @@ class UserLogger:
         own, colour, threshold = self._stream, self._colour, self.level
         if self.quiet:
             threshold = ERROR + 1000   # nothing is printed (syslog is off)
-        seen: List[Any] = [None, False, _PLAIN_HEADS]   # stream, colour, heads: swapped together
+        # (stream, coloured, heads): the last stream written to, swapped as one tuple
+        seen: List[Tuple[Any, bool, Dict[int, str]]] = [(None, False, _PLAIN_HEADS)]
 
         def write(level: int, text: str) -> None:
             if level < threshold:
                 return
             stream = sys.stdout if own is None else own
-            last = seen
+            last = seen[0]
             if last[0] is not stream:
                 coloured = colour_wanted(stream) if colour is None else colour
-                last = seen[:] = [stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS]
+                last = seen[0] = (stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS)
             line = f"{last[2].get(level) or _head(level, last[1])}{text}\n"
-            _lock.acquire()
+            _lock.acquire()   # lines of threads never interleave (a text stream's write() alone may)
             try:
                 stream.write(line)
                 if last[1]:   # a terminal: show progress as it happens

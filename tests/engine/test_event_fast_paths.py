@@ -187,6 +187,31 @@ def test_status_logger_on_stdout_follows_the_stream_of_each_line(monkeypatch):
         " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix\n"]
 
 
+def test_status_lines_of_threads_stay_whole_on_a_real_file(tmp_path):
+    """The fast line writer takes no lock for a C text stream (one write() per line): the
+    lines of threads writing at once to one file are all whole."""
+    import threading
+
+    path = tmp_path / "out.log"
+    with open(path, "w", buffering=64) as out:   # small buffer: flushes while other threads write
+        log_status = status_logger(UserLogger(stream=out))
+
+        def work(n):
+            for i in range(1500):
+                log_status(TransactionEvent("file", f"/t{n}/{i}" + "x" * (i % 97), provider="posix",
+                                            requested_ensure="present"))
+
+        workers = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    lines = path.read_text().splitlines()
+    want = {f" INFO  file#/t{n}/{i}{'x' * (i % 97)} stable ensure=present runtime=0s provider=posix"
+            for n in range(6) for i in range(1500)}
+    assert len(lines) == len(want) and set(lines) == want
+
+
 def test_status_line_text():
     log = UserLogger(stream=io.StringIO(), colour=False)
     log.records = []
