@@ -26,7 +26,7 @@ from _thread import allocate_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
+    from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
     import logging
 
@@ -327,6 +327,31 @@ def _is_terminal(stream: TextIO) -> bool:
     return answer
 
 
+class LineSink:
+    """What a caller needs to print lines exactly as ``UserLogger.log`` does, read once for
+    a run rather than on every line (``UserLogger.line_sink``). Per line, the caller skips
+    levels below ``threshold``, takes ``stream = sys.stdout if own is None else own``,
+    ``last = seen[0]`` (or ``target(stream)`` when ``last[0] is not stream``: the stream
+    changed), and writes ``f"{last[2][level]}{text}\\n"`` under ``lock``, flushed when
+    ``last[1]`` (coloured: a terminal). ``seen[0]`` is swapped as one tuple, so a thread
+    never pairs one stream with another's colour."""
+
+    __slots__ = ("own", "threshold", "seen", "_colour")
+    lock = _lock   # the lock of every user and internal line: lines of threads never interleave
+
+    def __init__(self, own: Optional[TextIO], colour: Optional[bool], threshold: int) -> None:
+        self.own = own
+        self.threshold = threshold   # above ERROR when quiet: nothing is printed
+        self._colour = colour
+        self.seen: List[Tuple[Any, bool, Dict[int, str]]] = [(None, False, _PLAIN_HEADS)]
+
+    def target(self, stream: TextIO) -> Tuple[Any, bool, Dict[int, str]]:
+        """(stream, coloured, line starts by level) of ``stream``, remembered in ``seen``."""
+        coloured = colour_wanted(stream) if self._colour is None else self._colour
+        last = self.seen[0] = (stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS)
+        return last
+
+
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
 
@@ -374,40 +399,15 @@ class UserLogger:
             if colour:   # a terminal: show progress as it happens
                 stream.flush()
 
-    def line_writer(self) -> Optional[Callable[[int, str], None]]:
+    def line_sink(self) -> Optional["LineSink"]:
         """For a caller that prints many lines of one run (the status line of every
-        resource): ``write(level, text)`` prints what ``log(level, message, *pairs)``
-        prints, ``text`` being the message and its rendered pairs; the policy (level,
-        quiet, colour per stream) is read once here, not on every line. ``None`` when this
-        logger needs the generic path: bound attributes, captured records, syslog, or a
-        subclass with its own ``log``."""
+        resource) as ``log`` prints them: the policy (level, quiet, colour per stream) read
+        once (``LineSink``). ``None`` when this logger needs the generic path: bound
+        attributes, captured records, syslog, or a subclass with its own ``log``."""
         if self.attrs or self.records is not None or _state["syslog"] is not None \
                 or type(self).log is not UserLogger.log:
             return None
-        own, colour, threshold = self._stream, self._colour, self.level
-        if self.quiet:
-            threshold = ERROR + 1000   # nothing is printed (syslog is off)
-        # (stream, coloured, heads): the last stream written to, swapped as one tuple
-        seen: List[Tuple[Any, bool, Dict[int, str]]] = [(None, False, _PLAIN_HEADS)]
-
-        def write(level: int, text: str) -> None:
-            if level < threshold:
-                return
-            stream = sys.stdout if own is None else own
-            last = seen[0]
-            if last[0] is not stream:
-                coloured = colour_wanted(stream) if colour is None else colour
-                last = seen[0] = (stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS)
-            line = f"{last[2].get(level) or _head(level, last[1])}{text}\n"
-            _lock.acquire()   # lines of threads never interleave (a text stream's write() alone may)
-            try:
-                stream.write(line)
-                if last[1]:   # a terminal: show progress as it happens
-                    stream.flush()
-            finally:
-                _lock.release()
-
-        return write
+        return LineSink(self._stream, self._colour, ERROR + 1000 if self.quiet else self.level)
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)

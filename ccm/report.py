@@ -2,6 +2,8 @@
 end-of-run summary blocks, in upstream's shape."""
 from __future__ import annotations
 
+import sys
+
 from ccm.log import ERROR, INFO, WARN
 from ccm.model.durations import go_duration, round_ms, truncate_ms
 from ccm.model.events import SessionSummary, TransactionEvent
@@ -57,14 +59,15 @@ def log_event(user_log: Any, event: TransactionEvent) -> None:
 
 def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
     """``log_event(user_log, event)`` for the events of one run: the logger's policy is read
-    once (``UserLogger.line_writer``) and the line of most resources (neither noop, failed
+    once (``UserLogger.line_sink``) and the line of most resources (neither noop, failed
     nor missing a requirement) is rendered and written in one step, the same text as
     ``event_line``'s through ``log``. A logger that needs the generic path gets
     ``log_event`` on every line."""
-    line_writer = getattr(user_log, "line_writer", None)
-    write = line_writer() if line_writer is not None else None
-    if write is None:
+    line_sink = getattr(user_log, "line_sink", None)
+    sink = line_sink() if line_sink is not None else None
+    if sink is None:
         return lambda event: log_event(user_log, event)
+    own, threshold, seen, target, lock = sink.own, sink.threshold, sink.seen, sink.target, sink.lock
 
     def log_status(event: TransactionEvent) -> None:
         ensure, provider = event.requested_ensure, event.provider
@@ -72,8 +75,6 @@ def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
                 or type(provider) is not str:
             log_event(user_log, event)
             return
-        ns = event.duration_ns
-        runtime = "0s" if 0 <= ns < 1_000_000 else go_duration(truncate_ms(ns))   # _runtime
         if event.skipped:   # _outcome
             level, word = WARN, "skipped"
         elif event.refreshed:
@@ -82,11 +83,27 @@ def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
             level, word = WARN, "changed"
         else:
             level, word = INFO, "stable"
+        if level < threshold:
+            return
+        ns = event.duration_ns
+        runtime = "0s" if 0 <= ns < 1_000_000 else go_duration(truncate_ms(ns))   # _runtime
+        stream = sys.stdout if own is None else own
+        last = seen[0]
+        if last[0] is not stream:
+            last = target(stream)
         alias = event.alias
         if alias:
-            write(level, f"{event.type}#{alias} (alias) {word} ensure={ensure} runtime={runtime} provider={provider}")
+            line = (f"{last[2][level]}{event.type}#{alias} (alias) {word} ensure={ensure} runtime={runtime}"
+                    f" provider={provider}\n")
         else:
-            write(level, f"{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} provider={provider}")
+            line = f"{last[2][level]}{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} provider={provider}\n"
+        lock.acquire()   # what "with lock" does, for half the cost
+        try:
+            stream.write(line)
+            if last[1]:   # a terminal: show progress as it happens
+                stream.flush()
+        finally:
+            lock.release()
 
     return log_status
 
