@@ -35,6 +35,7 @@ def finish(code: int) -> None:
     threading = sys.modules.get("threading")   # never imported: no thread was started
     if threading is not None and threading.active_count() != 1:
         sys.exit(code)
+    _save_import_bundle()
     import atexit
 
     atexit._run_exitfuncs()  # reports a failing callback itself, as at a normal exit
@@ -56,6 +57,27 @@ def finish(code: int) -> None:
                 except Exception:
                     pass
     os._exit(status)
+
+
+def _save_import_bundle() -> None:
+    """From ccm.pyz: write the command's import bundle again when this run imported a ccm
+    module it lacks (``ccm.importbundle``; read by the boot stub)."""
+    stub = sys.modules.get("_ccm_stub")
+    state = getattr(stub, "IMPORT_BUNDLE", None)
+    if state is None:
+        return
+    served = state[2]
+    for name in list(sys.modules):
+        if (name == "ccm" or name.startswith("ccm.")) and name not in served:
+            break
+    else:
+        return   # every module came from the bundle: the common case, no import
+    try:
+        from ccm import importbundle
+
+        importbundle.save(stub, state)
+    except Exception:   # a cache: never the reason a run fails
+        pass
 
 
 if __name__ == "__main__":

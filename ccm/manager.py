@@ -35,7 +35,7 @@ from ccm.model.runner import CommandResult, CommandRunner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
     from ccm.apply.engine import ExecutionResult
     from ccm.apply.manifest import Manifest
@@ -83,6 +83,9 @@ class DeferredRunner:
                           inherit_env=inherit_env)
 
 
+_ABSENT = object()
+
+
 class FactsCache:
     """Facts gathered on first use and kept until ``refresh`` (thread-safe).
 
@@ -97,6 +100,8 @@ class FactsCache:
         self._facts = facts
         self._extra = dict(extra)
         self._metrics = metrics
+        self._probed: Dict[Tuple[str, ...], Any] = {}   # probe answers until the next gather
+        self._file_facts: Optional[Dict[str, Any]] = None
 
     def get(self) -> Dict[str, Any]:
         with self._lock:
@@ -112,8 +117,52 @@ class FactsCache:
     def refresh(self) -> None:
         """Forget gathered facts; the next reader gathers again (given facts stay)."""
         with self._lock:
+            self._probed, self._file_facts = {}, None
             if not self._fixed:
                 self._facts = None
+
+    def probe(self, path: Tuple[str, ...]) -> Any:
+        """The fact at ``path`` (None where there is none), as the gathered facts would
+        have it, without gathering when the layers the gather merges can tell: the
+        ``--fact`` values over the file facts over the system's own cheap source
+        (``ccm.facts.probe_system``). Anything else reads the gathered facts."""
+        from ccm.model.lazy import value_at
+
+        with self._lock:
+            facts = self._facts
+            if facts is None and path in self._probed:
+                return self._probed[path]
+        if facts is not None:
+            return value_at(facts, path)
+        known, value = self._probe_layers(path)
+        if not known:
+            return value_at(self.get(), path)
+        with self._lock:
+            self._probed[path] = value
+        return value
+
+    def _probe_layers(self, path: Tuple[str, ...]) -> Tuple[bool, Any]:
+        from collections.abc import Mapping
+
+        from ccm import facts as system
+
+        if self._file_facts is None:
+            self._file_facts = system.load_file_facts()
+        for layer in (self._extra, self._file_facts):   # deep_merge's order: the later wins
+            node: Any = layer
+            for key in path:
+                if not isinstance(node, Mapping):
+                    return True, None   # a value here replaces the whole subtree: nothing at path
+                if key not in node:
+                    node = _ABSENT
+                    break
+                node = node[key]
+            if node is _ABSENT:
+                continue   # a lower layer decides
+            if isinstance(node, (Mapping, list)):
+                return False, None   # merged with the layers below: only the gather can tell
+            return True, node
+        return system.probe_system(path)
 
     def _gather(self) -> Dict[str, Any]:
         from ccm.data.merge import deep_merge
@@ -193,8 +242,9 @@ class Manager:
 
     def facts_view(self) -> Mapping[str, Any]:
         """The facts, gathered only when something reads them (a new view per call, so a
-        view taken after ``refresh_facts`` sees the fresh facts)."""
-        return LazyMapping(self.facts)
+        view taken after ``refresh_facts`` sees the fresh facts); ``probe`` reads a fact
+        with a cheap source of its own without gathering (``FactsCache.probe``)."""
+        return LazyMapping(self.facts, self._facts_cache.probe)
 
     def set_facts(self, facts: Dict[str, Any]) -> None:
         self._facts_cache.set(facts)

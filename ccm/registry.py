@@ -54,7 +54,7 @@ class TypeSpec(ValueObject):
     cli_flags: str
     # (``logic``, its imported class): imported once, not per resource (each resource
     # still gets a fresh instance); not part of repr or equality
-    _logic_class: Tuple[str, Any]
+    _logic_class: Tuple[str, Any, Optional[TypeLogic[Any]]]
     _all_fields: Tuple[Any, Tuple[Field, ...]]
 
     _value_fields = (
@@ -83,17 +83,19 @@ class TypeSpec(ValueObject):
         self.cli_help = cli_help
         self.cli_aliases = cli_aliases
         self.cli_flags = cli_flags
-        self._logic_class = ("", None)
+        self._logic_class = ("", None, None)
         self._all_fields = (None, ())
 
     def new_logic(self) -> TypeLogic[Any]:
-        path, cls = self._logic_class
+        """The type's logic: a new one, or the one shared instance of a ``stateless`` class."""
+        path, cls, shared = self._logic_class
         if cls is None or path != self.logic:
             cls = _import(self.logic)
             if not (isinstance(cls, type) and issubclass(cls, TypeLogic)):   # once per class, not per resource
                 raise TypeError(f"{self.logic} is not a TypeLogic")
-            self._logic_class = (self.logic, cls)
-        logic: TypeLogic[Any] = cls()
+            shared = cls() if cls.stateless else None
+            self._logic_class = (self.logic, cls, shared)
+        logic: TypeLogic[Any] = cls() if shared is None else shared
         return logic
 
     @property

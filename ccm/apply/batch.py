@@ -68,20 +68,28 @@ def _refs(props: Properties) -> List[Any]:
 class RunBatch:
     def __init__(self, manifest: Any, working_dir: Optional[str], limit: int = DEFAULT_LIMIT):
         self.fs = fsafe.DurableBatch(limit)
+        self._template_free = bool(getattr(manifest, "template_free", False))   # no name or content to test
         self.pending: List[Held] = []
         self._taken = 0   # writes of fs already attributed to a held event
         self.working_dir = working_dir
-        self._depended: Set[str] = set()
+        self._resources = manifest.resources
+        self._depended: Optional[Set[str]] = None   # found when first asked: a steady run stages nothing
         self._any_templated_ref = False
-        for entry in manifest.resources:
+
+    def _find_depended(self) -> Set[str]:
+        """The references some resource makes (``require``/``subscribe``)."""
+        depended: Set[str] = set()
+        for entry in self._resources:
             values = entry.props.values
             if not (values.get("require") or values.get("subscribe")):   # most resources: no list built
                 continue
             for ref in _refs(entry.props):
                 if isinstance(ref, str) and not is_templated(ref):
-                    self._depended.add(ref)
+                    depended.add(ref)
                 else:
                     self._any_templated_ref = True
+        self._depended = depended
+        return depended
 
     @classmethod
     def for_run(cls, manager: Any, manifest: Any, health_check_only: bool) -> Optional["RunBatch"]:
@@ -104,14 +112,17 @@ class RunBatch:
         # health checks, control, require/subscribe; a refused publish fails the event after the write
         if not _UNBATCHED.isdisjoint(values) and any(values.get(k) for k in _UNBATCHED):
             return False   # values holds only the keys that are set: most resources have none of these
-        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         name = values.get("name")
+        source = values.get("source")
+        if self._template_free and not source and type(name) is str:   # a steady run's resources
+            content = values.get("content")
+            return (content is None or type(content) is str) and not (self.fs.writes and self.fs.conflicts(name))
+        # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
         content = values.get("content")
         if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
             return False
-        source = values.get("source")
         if source:
             if not isinstance(source, str) or is_templated(source):
                 return False
@@ -120,10 +131,11 @@ class RunBatch:
         return True
 
     def _depended_on(self, props: Properties) -> bool:
+        depended = self._depended if self._depended is not None else self._find_depended()
         if self._any_templated_ref:
             return True
         t = props.type_name
-        return f"{t}#{props.name}" in self._depended or bool(props.alias and f"{t}#{props.alias}" in self._depended)
+        return f"{t}#{props.name}" in depended or bool(props.alias and f"{t}#{props.alias}" in depended)
 
     def passes(self) -> bool:
         """True when nothing is held and the resource just run staged nothing: the engine

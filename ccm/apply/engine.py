@@ -137,7 +137,9 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         assert batch is not None
         return any(settle(h.event, h.props, h.interrupted) for h in batch.flush(manifest.fail_on_error))
 
-    run = base.run
+    # after the run-wide settings above: the flow looks them up once
+    template_free = manifest.template_free   # nothing to render, so props need no copy either
+    run = base.RunFlow(manager, health_check_only=health_check_only, template_free=template_free).run
     try:
         for entry in manifest.resources:
             if interrupt.signal_received is not None:   # no later resource starts
@@ -148,8 +150,8 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
                 if not admitted and batch.pending and drain():
                     break
                 manager.write_batch = batch.fs if admitted else None
-            props = entry.props.copy()
-            event = run(manager, entry.spec, props, health_check_only=health_check_only)
+            props = entry.props if template_free else entry.props.copy()   # rendering replaces values
+            event = run(entry.spec, props)
             interrupted = interrupt.signal_received is not None
             if interrupted:
                 result.interrupted = True

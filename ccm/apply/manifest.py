@@ -52,15 +52,18 @@ class Manifest(ValueObject):
     pre_message: str
     post_message: str
     tmpdir: Optional[str]             # remote bundles: removed by cleanup()
+    # no resource holds a template anywhere (``plancache.templated_anywhere``), so the apply
+    # flow has nothing to render at run time (every manifest from the plan cache is so)
+    template_free: bool
 
     _value_fields = (
         "source", "path", "directory", "data", "resources", "fail_on_error", "pre_message", "post_message",
-        "tmpdir",
+        "tmpdir", "template_free",
     )
 
     def __init__(self, source: str, path: str, directory: str, data: Dict[str, Any], resources: List[ResourceEntry],
                  fail_on_error: bool = False, pre_message: str = "", post_message: str = "",
-                 tmpdir: Optional[str] = None) -> None:
+                 tmpdir: Optional[str] = None, template_free: bool = False) -> None:
         self.source = source
         self.path = path
         self.directory = directory
@@ -70,6 +73,7 @@ class Manifest(ValueObject):
         self.pre_message = pre_message
         self.post_message = post_message
         self.tmpdir = tmpdir
+        self.template_free = template_free
 
     def cleanup(self) -> None:
         if self.tmpdir:
@@ -481,7 +485,7 @@ def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,
     manager.set_data(data)
     return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                     fail_on_error=plan.fail_on_error, pre_message=plan.pre_message,
-                    post_message=plan.post_message)
+                    post_message=plan.post_message, template_free=True)   # only those are stored
 
 
 def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Optional[str], *,
@@ -528,11 +532,15 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
         validate_manifest(doc, data, entries, ccm_block, path)
     if not items:
         raise ManifestError(f"{path}: manifest must contain resources")
+    from ccm.apply.plancache import templated_anywhere
+
+    template_free = not any(templated_anywhere(raw) for _i, _t, raw in flat)
     manifest = Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                         fail_on_error=bool(ccm_block.get("fail_on_error")),
                         pre_message=messages.get("pre_message", ""),
-                        post_message=messages.get("post_message", ""), tmpdir=tmpdir)
-    if plan_key and _plan_cacheable(ccm_block, flat, entries):
+                        post_message=messages.get("post_message", ""), tmpdir=tmpdir,
+                        template_free=template_free)
+    if plan_key and template_free and _plan_cacheable(ccm_block, flat, entries):
         from ccm.apply import plancache
 
         plancache.write(plan_key, hiera={k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc},
@@ -543,15 +551,12 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
 
 def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
                     entries: List[ResourceEntry]) -> bool:
-    """No template in the resources or messages (their values would depend on facts and
-    data), and every reference resolved inside the manifest (not the session store)."""
-    from ccm.apply.plancache import templated_anywhere
-
+    """For a template-free manifest (no template in the resources: their values would
+    depend on facts and data): no template in the messages either, and every reference
+    resolved inside the manifest (not the session store)."""
     if ccm_block.get("resources_jet_file"):
         return False
     if any(is_templated(ccm_block.get(k) or "") for k in ("pre_message", "post_message")):
-        return False
-    if any(templated_anywhere(raw) for _i, _t, raw in flat):
         return False
     return not check_references(list(entries), None, flat)
 

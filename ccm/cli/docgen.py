@@ -201,6 +201,7 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_TRACEBACK", "print a Python traceback with an error"),
     ("CCM_WRITE_BATCH", "files per durability batch of a first run (default 64; 0: an fsync per file)"),
     ("CCM_SYNC_MODE", "fsync: make a batch durable with an fsync per file instead of syncfs"),
+    ("CCM_NO_IMPORT_BUNDLE", "any value: ccm.pyz imports its modules one by one, not from the import bundle"),
     ("NO_COLOR", "any value turns colour off (as does TERM=dumb)"),
     ("NATS_CONTEXT", "default NATS context"),
     ("SHIV_ROOT", "where ccm.pyz unpacks itself"),

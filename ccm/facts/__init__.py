@@ -13,9 +13,11 @@ deep-merge into every level (data-and-templates.md §1.2, known gaps).
 """
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 from ccm.facts.model import FactObject, canonical
 from ccm.log import internal
@@ -67,6 +69,7 @@ def _collector(name: str, include_swap: bool) -> Callable[[], Dict[str, Any]]:
 
 def gather_system(*, skip: Iterable[str] = (), timeout: float = 2.0) -> Dict[str, Any]:
     """The built-in families, each in its own daemon thread under one deadline."""
+    import threading   # here: probing one fact (``probe_system``) needs no thread
     skipped = set(skip)
     results: Dict[str, Any] = {}
     threads = {}
@@ -108,13 +111,33 @@ def gather(
     pass ``""`` to read no user directory, ``system_dir=None`` for no system directory.
     """
     from ccm.data.merge import deep_merge
-    from ccm.facts.files import load_file_facts, user_dir as default_user_dir
 
     facts = gather_system(skip=skip, timeout=timeout)
-    if user_dir is None:
-        user_dir = default_user_dir()
-    directories = [d for d in (system_dir, user_dir) if d]
-    file_facts = load_file_facts(directories)
+    file_facts = load_file_facts(system_dir=system_dir, user_dir=user_dir)
     if file_facts:
         facts = deep_merge(facts, file_facts)
     return facts
+
+
+def load_file_facts(*, system_dir: Optional[str] = SYSTEM_DIR, user_dir: Optional[str] = None) -> Dict[str, Any]:
+    """The file facts ``gather`` merges on top of the system's (``user_dir`` as there)."""
+    from ccm.facts.files import load_file_facts as load, user_dir as default_user_dir
+
+    if user_dir is None:
+        user_dir = default_user_dir()
+    return load([d for d in (system_dir, user_dir) if d])
+
+
+def probe_system(path: Tuple[str, ...]) -> Tuple[bool, Any]:
+    """(True, value) for a fact at ``path`` that the system gather reports, read from its
+    own cheap source without gathering (value None: the gather reports nothing there);
+    (False, None) when only a gather can tell. Known: ``host.info.platformFamily`` (from
+    the etc tree, as ``ccm.facts.host`` reads it), and that the host family holds only
+    ``info``."""
+    if path == ("host", "info", "platformFamily"):
+        from ccm.facts.platform import etc_reader, platform_information
+
+        return True, platform_information(etc_reader())[1]
+    if len(path) >= 2 and path[0] == "host" and path[1] != "info":
+        return True, None
+    return False, None

@@ -7,9 +7,11 @@ that are not a map, are logged and skipped. Never raises.
 """
 from __future__ import annotations
 
-import json
 import os
-from typing import Any, Dict, Iterable, List, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional
 
 from ccm.data.merge import deep_merge
 from ccm.log import internal
@@ -33,6 +35,8 @@ def _decode(path: str, as_json: bool) -> Optional[Dict[str, Any]]:
         return None
     try:
         if as_json:
+            import json   # here: most hosts have no facts file
+
             value = json.loads(text)
         else:
             from ccm.data.sources import load_yaml

@@ -7,7 +7,9 @@ fact files) is printed with sorted keys (data-and-templates.md §1.1).
 """
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FactObject(dict):

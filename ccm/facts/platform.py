@@ -8,10 +8,14 @@ upstream reports as ``platform``, ``platformFamily`` and ``platformVersion``
 from __future__ import annotations
 
 import os
-import re
-from typing import Callable, Dict, Optional, Tuple
 
-Reader = Callable[[str], Optional[str]]
+from ccm.lazyre import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # the manager probes the platform family here: no typing or re at run time
+    from typing import Callable, Dict, Optional, Tuple
+
+    Reader = Callable[[str], Optional[str]]
 
 _FAMILIES = {
     "debian": ("debian", "ubuntu", "linuxmint", "raspbian", "pop", "elementary", "kali", "neon", "zorin"),
@@ -31,7 +35,8 @@ _FAMILIES = {
 }
 _FAMILY_OF = {p: fam for fam, members in _FAMILIES.items() for p in members}
 _LSB_DERIVATIVES = ("ubuntu", "linuxmint", "pop", "elementary", "neon", "zorin")
-_RELEASE_NUMBER = re.compile(r"release (\w[\d.]*)", re.IGNORECASE)
+_RELEASE_NUMBER = LazyPattern(r"release (\w[\d.]*)", 2)   # re.IGNORECASE
+_SUSE_VERSION = LazyPattern(r"VERSION = ([\d.]+)")
 
 
 def etc_reader(etc: Optional[str] = None) -> Reader:
@@ -122,7 +127,7 @@ def platform_information(read: Reader) -> Tuple[str, str, str]:
     elif read("SuSE-release") is not None:
         text = read("SuSE-release") or ""
         platform = "opensuse" if "opensuse" in text.lower() else "suse"
-        match = re.search(r"VERSION = ([\d.]+)", text)
+        match = _SUSE_VERSION.search(text)
         version = match.group(1) if match else ""
     elif read("arch-release") is not None:
         platform, version = "arch", lsb.get("DISTRIB_RELEASE", "")

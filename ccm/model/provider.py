@@ -49,7 +49,11 @@ class ProviderFactory(Protocol):
     Optional split probe, ``is_usable(props) -> bool`` (no facts) and ``priority(facts,
     props) -> int``, answering together what ``is_manageable`` answers: when every
     factory of a type has it, the registry asks for priorities only when more than one
-    factory is usable (so a lone usable provider never makes a run gather facts)."""
+    factory is usable (so a lone usable provider never makes a run gather facts).
+
+    Optional attribute ``provider_per_run = True``: a provider from ``new`` keeps nothing
+    per resource, so the apply flow makes one per run (``ccm.resources.base.RunFlow``) and
+    hands it each resource's write batch (``use_write_batch(batch or None)``)."""
 
     type_name: str
     name: str
@@ -63,7 +67,7 @@ class RunCache(Protocol):
     """Answers shared by the providers of one run (Puppet's prefetch); lives for one run.
 
     Optional capability: a provider with ``use_run_cache(cache)`` is handed the run's cache
-    (by ``ccm.resources.base.select_provider``) and may answer ``status`` from one batched
+    (by the shared flow, ``ccm.resources.base``) and may answer ``status`` from one batched
     query (``load``). The apply flow drops every answer after any resource changed
     something, and providers call ``invalidate`` after their own changes, so a status
     re-read after an action is always fresh.

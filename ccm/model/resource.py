@@ -221,7 +221,7 @@ def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
 class ResourceContext:
     """What a type's logic may use while it runs: the narrow slice of the manager.
 
-    Built by the shared flow (``ccm.resources.base.context``) for each resource. ``log``
+    Built by the shared flow (``ccm.resources.base``) for each resource. ``log``
     is bound to the resource; ``run_log`` is the run's log (command output goes there);
     ``nested`` runs child manifests (the apply type) and is ``None`` where nesting is
     impossible.
@@ -285,6 +285,9 @@ class TypeLogic(Generic[ProviderT]):
     # The state reports "stable" as "no action was needed" (package, service) rather
     # than "the desired-state test passed".
     stable_means_no_action = False
+    # The instance keeps nothing of its own (no attribute set after construction), so one
+    # instance may serve every resource and thread (``TypeSpec.new_logic``).
+    stateless = False
 
     def status(self, provider: ProviderT, props: Properties, ctx: ResourceContext) -> Any:
         raise NotImplementedError

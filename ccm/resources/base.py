@@ -18,6 +18,8 @@ from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.resources import properties as P
 
+_new_object = object.__new__
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
@@ -28,51 +30,6 @@ log = internal("ccm.resources")
 
 # the properties that can gate or extend the flow; most resources set none of them
 _GATES = frozenset(("control", "require", "health_checks"))
-
-
-class _ResourceLog:
-    """The run's log bound to one resource (``type``, ``name``), bound on first use: most
-    resources never log through it, and a steady run has thousands of them."""
-
-    __slots__ = ("_parent", "_type", "_name", "_bound")
-
-    def __init__(self, parent: UserLog, type_name: str, name: str) -> None:
-        self._parent, self._type, self._name = parent, type_name, name
-        self._bound: Optional[UserLog] = None
-
-    def _log(self) -> UserLog:
-        bound = self._bound
-        if bound is None:
-            bound = self._bound = self._parent.bind(type=self._type, name=self._name)
-        return bound
-
-    @property
-    def quiet(self) -> bool:
-        return self._log().quiet
-
-    @quiet.setter
-    def quiet(self, value: bool) -> None:
-        self._log().quiet = value
-
-    def bind(self, **attrs: Any) -> UserLog:
-        return self._log().bind(**attrs)
-
-    def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        self._log().debug(message, *pairs, **attrs)
-
-    def info(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        self._log().info(message, *pairs, **attrs)
-
-    def warn(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        self._log().warn(message, *pairs, **attrs)
-
-    def error(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
-        self._log().error(message, *pairs, **attrs)
-
-    def __getattr__(self, name: str) -> Any:   # the rest of the bound log (records, level, log ...)
-        if name.startswith("_"):   # our own slots before __init__ (copy, pickle): no recursion
-            raise AttributeError(name)
-        return getattr(self._log(), name)
 
 
 def _control_allows(props: Properties, env: Any) -> bool:
@@ -126,24 +83,182 @@ def select_provider(manager: RunManager, props: Properties,
                     facts: Any = None) -> Tuple[Any, Any]:
     """(factory, provider) for ``props``; ``facts``: the manager's facts view, if taken."""
     factory = manager.registry.select(props.type_name, manager.facts_view() if facts is None else facts, props)
+    provider, use_write_batch = _new_provider(manager, factory)
+    if use_write_batch is not None and manager.write_batch is not None:
+        use_write_batch(manager.write_batch)
+    return factory, provider
+
+
+def _new_provider(manager: RunManager, factory: Any) -> Tuple[Any, Any]:
+    """A provider from ``factory`` with the run's cache, and its ``use_write_batch`` (or None)."""
     provider = factory.new(manager.runner, manager.user_log)
     cache = manager.run_cache   # optional provider capability: prefetching
     if cache is not None and hasattr(provider, "use_run_cache"):
         provider.use_run_cache(cache)
-    batch = manager.write_batch   # set by the apply flow while a batch may take this write
-    if batch is not None and hasattr(provider, "use_write_batch"):   # optional capability
-        provider.use_write_batch(batch)
-    return factory, provider
+    # optional capability: the apply flow sets manager.write_batch while a batch may take this write
+    return provider, getattr(provider, "use_write_batch", None)
 
 
 def context(manager: RunManager, user_log: UserLog, facts: Any = None) -> ResourceContext:
     """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
     the manager's facts view, if already taken)."""
-    # positionally (the order of ResourceContext's parameters): one context per resource,
-    # and ten keyword arguments cost twice what building the object does
     return ResourceContext(manager.noop, manager.working_dir, user_log, manager.runner,
                            manager.facts_view() if facts is None else facts, manager.depth,
                            manager.apply_chain, manager.user_log, manager.template_environment, manager)
+
+
+class _FlowContext(ResourceContext):
+    """The context of one resource of a ``RunFlow``: the run-wide fields are class
+    attributes of the run's own subclass (``RunFlow``), so a resource's context holds only
+    the resource; its ``log`` is bound to the resource on first use (most resources never
+    log through it)."""
+
+    run_log: UserLog
+    _resource: Tuple[str, str]
+
+    @property   # the attribute ResourceContext sets, bound here on first use
+    def log(self) -> UserLog:
+        bound: Optional[UserLog] = self.__dict__.get("_log")
+        if bound is None:
+            type_name, name = self._resource
+            bound = self.__dict__["_log"] = self.run_log.bind(type=type_name, name=name)
+        return bound
+
+    @log.setter
+    def log(self, value: UserLog) -> None:
+        self.__dict__["_log"] = value
+
+
+class RunFlow:
+    """The shared flow over the resources of one run: ``ccm.apply.engine.execute`` makes
+    one per manifest run, ``Manager.apply_resource`` one per resource.
+
+    What every resource of the run shares is looked up once: the facts view, the context's
+    run-wide fields, one provider per factory that declares ``provider_per_run`` and one
+    logic per type that declares ``stateless``. ``template_free``: no resource holds a
+    template anywhere (a manifest from the plan cache, ``Manifest.template_free``), so
+    there is nothing to render at run time. The manager's ``user_log``, ``run_cache``,
+    ``noop`` and working directory must not change while the flow is in use;
+    ``write_batch`` may (it is handed to the provider per resource).
+    """
+
+    def __init__(self, manager: RunManager, *, health_check_only: bool = False,
+                 template_free: bool = False) -> None:
+        self.manager = manager
+        self.health_check_only = health_check_only
+        self.template_free = template_free
+        self.facts = facts = manager.facts_view()
+        self._providers: Dict[Any, Tuple[Any, Any]] = {}   # factory -> _new_provider's, for the run
+        self._select = manager.registry.select
+        self._metrics = manager.metrics if manager.metrics.enabled else None   # the no-op sink: nothing to time
+        # ResourceContext's fields, as its __init__ would set them from context() above
+        self._context = type("_RunContext", (_FlowContext,), {
+            "noop": manager.noop, "working_dir": manager.working_dir, "run_log": manager.user_log,
+            "runner": manager.runner, "facts": facts, "depth": manager.depth,
+            "chain": tuple(manager.apply_chain), "nested": manager,
+            # a function as a class attribute would become a method: staticmethod keeps it as it is
+            "_template_environment": staticmethod(manager.template_environment)})
+
+    def context(self, type_name: str, name: str) -> ResourceContext:
+        ctx: _FlowContext = _new_object(self._context)
+        ctx._resource = (type_name, name)
+        return ctx
+
+    def run(self, spec: "TypeSpec", props: Properties) -> TransactionEvent:
+        """Run one resource through the whole flow and return its (unrecorded) event."""
+        started = time.monotonic_ns()
+        values = props.values
+        type_name, name = props.type_name, values.get("name") or ""
+        health_check_only = self.health_check_only
+        event = TransactionEvent.begin(type_name, name, values.get("alias") or "", values.get("ensure") or "",
+                                       health_check_only)
+        ctx: _FlowContext = _new_object(self._context)   # self.context(), inlined: once per resource
+        ctx._resource = (type_name, name)
+        try:
+            self._flow(spec, props, event, ctx)
+        except CCMError as exc:
+            event.fail(str(exc))
+        except Exception as exc:  # a bug in one type must not take the run down
+            log.debug("unexpected error", exc_info=True)
+            event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
+        event.properties_from(props)   # props.to_dict() when something reads them
+        event.duration_ns = time.monotonic_ns() - started
+        return event
+
+    def _flow(self, spec: "TypeSpec", props: Properties, event: TransactionEvent, ctx: ResourceContext) -> None:
+        manager = self.manager
+        factory = self._select(props.type_name, self.facts, props)
+        known = self._providers.get(factory)
+        if known is None:
+            known = _new_provider(manager, factory)
+            if getattr(factory, "provider_per_run", False):
+                self._providers[factory] = known
+        provider, use_write_batch = known
+        if use_write_batch is not None:   # a shared provider is told when there is none, too
+            use_write_batch(manager.write_batch)
+        event.provider = factory.name
+
+        values = props.values
+        gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
+        if (gated or not self.template_free) and not self._passes_gates(props, event, gated):
+            return
+
+        logic = spec.new_logic()
+        # Nested manifests run their child in health-check-only mode instead of skipping it.
+        if not self.health_check_only or logic.runs_in_health_check_only:
+            metrics = self._metrics
+            apply_started = time.monotonic() if metrics is not None else 0.0
+            try:
+                _apply(manager, logic, props, provider, event, ctx)
+            except CCMError as exc:
+                event.status = None
+                event.final_ensure = ""
+                pending = _pending_requirements(manager, props) if manager.noop else []
+                if pending:
+                    # noop: what it cannot see yet, an earlier resource would change first
+                    event.noop = event.changed = True
+                    event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
+                    log.debug("noop status unavailable before its requirements change",
+                              extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
+                else:
+                    event.fail(str(exc))
+            finally:
+                if metrics is not None:
+                    metrics.observe("resource_apply", time.monotonic() - apply_started,
+                                    type=props.type_name, provider=factory.name, name=props.alias or props.name)
+
+        checks = values.get("health_checks") if gated else None
+        if checks:
+            from ccm.healthcheck import run_checks
+
+            results, errors = run_checks(manager, props, checks, ctx.log)
+            event.health_checks = results
+            for err in errors:
+                event.fail(err)
+
+    def _passes_gates(self, props: Properties, event: TransactionEvent, gated: bool) -> bool:
+        """``control``, the deferred templates and ``require``: False when the resource is
+        skipped (``event`` says why)."""
+        manager = self.manager
+        values = props.values
+        # the environment is made only if a template or expression reads it (render_phase calls it)
+        env: Any = manager.lazy_template_environment
+        if gated and values.get("control"):
+            env = env()
+            if not _control_allows(props, env):
+                event.skipped = True
+                return False
+        if not self.template_free:
+            P.render_phase(props, env, DEFERRED)
+
+        requires = values.get("require") if gated else None
+        if requires:
+            unmet = [ref for ref in requires if manager.session.is_failed(ref)]
+            if unmet:
+                event.skipped = True
+                event.unmet_requirements = unmet
+                return False
+        return True
 
 
 def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:
@@ -156,94 +271,19 @@ def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optio
     if provider:
         values["provider"] = provider
     props = Properties(spec.name, values, spec.all_fields)
-    _factory, provider = select_provider(manager, props)
-    state: ResourceState = spec.new_logic().status(provider, props, context(manager, manager.user_log))
+    _factory, chosen = select_provider(manager, props)
+    state: ResourceState = spec.new_logic().status(chosen, props, context(manager, manager.user_log))
     return state
 
 
 def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
         health_check_only: bool = False) -> TransactionEvent:
     """Run one resource through the whole flow and return its (unrecorded) event."""
-    started = time.monotonic_ns()
-    values = props.values
-    type_name, name = props.type_name, values.get("name") or ""
-    event = TransactionEvent.begin(type_name, name, values.get("alias") or "", values.get("ensure") or "",
-                                   health_check_only)
-    user_log: UserLog = _ResourceLog(manager.user_log, type_name, name)
-    try:
-        _flow(manager, spec, props, event, health_check_only, user_log)
-    except CCMError as exc:
-        event.fail(str(exc))
-    except Exception as exc:  # a bug in one type must not take the run down
-        log.debug("unexpected error", exc_info=True)
-        event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
-    event.properties_from(props)   # props.to_dict() when something reads them
-    event.duration_ns = time.monotonic_ns() - started
-    return event
-
-
-def _flow(manager: RunManager, spec: "TypeSpec", props: Properties, event: TransactionEvent,
-          health_check_only: bool, user_log: UserLog) -> None:
-    facts = manager.facts_view()   # one lazy view for the provider choice and the context
-    factory, provider = select_provider(manager, props, facts)
-    event.provider = factory.name
-    values = props.values
-
-    gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
-    # the environment is made only if a deferred field holds a template (render_phase calls this)
-    env: Any = manager.lazy_template_environment
-    if gated and values.get("control"):
-        env = env()   # built only if a template or expression reads it
-        if not _control_allows(props, env):
-            event.skipped = True
-            return
-    P.render_phase(props, env, DEFERRED)
-
-    requires = values.get("require") if gated else None
-    if requires:
-        unmet = [ref for ref in requires if manager.session.is_failed(ref)]
-        if unmet:
-            event.skipped = True
-            event.unmet_requirements = unmet
-            return
-
-    logic = spec.new_logic()
-    # Nested manifests run their child in health-check-only mode instead of skipping it.
-    if not health_check_only or logic.runs_in_health_check_only:
-        apply_started = time.monotonic()
-        try:
-            _apply(manager, logic, props, provider, event, user_log, facts)
-        except CCMError as exc:
-            event.status = None
-            event.final_ensure = ""
-            pending = _pending_requirements(manager, props) if manager.noop else []
-            if pending:
-                # noop: what it cannot see yet, an earlier resource would change first
-                event.noop = event.changed = True
-                event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
-                log.debug("noop status unavailable before its requirements change",
-                          extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
-            else:
-                event.fail(str(exc))
-        finally:
-            metrics = manager.metrics
-            if metrics.enabled:
-                metrics.observe("resource_apply", time.monotonic() - apply_started,
-                                type=props.type_name, provider=factory.name, name=props.alias or props.name)
-
-    checks = values.get("health_checks") if gated else None
-    if checks:
-        from ccm.healthcheck import run_checks
-
-        results, errors = run_checks(manager, props, checks, user_log)
-        event.health_checks = results
-        for err in errors:
-            event.fail(err)
+    return RunFlow(manager, health_check_only=health_check_only).run(spec, props)
 
 
 def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
-           user_log: UserLog, facts: Any) -> None:
-    ctx = context(manager, user_log, facts)
+           ctx: ResourceContext) -> None:
     refresh = False
     if logic.supports_refresh:
         refs = logic.refresh_refs(props)

@@ -122,6 +122,107 @@ def test_precompiled_stub_code_is_run_and_its_magic_checked(pyz: Pyz, tmp_path: 
     assert (res.returncode, res.stdout.split()[:1], res.stderr) == (0, [pyz.version], "")
 
 
+# --------------------------------------------------------------------------- import bundle
+
+BUNDLE_HEADER = b"ccm-imports 1\n"
+
+
+def _bundle_path(pyz: Pyz, root: Path, command: str = "apply") -> Path:
+    return (target_of(pyz, root) / "site-packages" / "ccm" / "__pycache__"
+            / f"imports-{command}.{sys.implementation.cache_tag}.bundle")
+
+
+def _read_bundle(path: Path) -> Dict[str, tuple]:
+    import importlib.util
+    import marshal
+
+    data = path.read_bytes()
+    head = BUNDLE_HEADER + importlib.util.MAGIC_NUMBER
+    assert data.startswith(head)
+    codes: Dict[str, tuple] = marshal.loads(data[len(head):])
+    return codes
+
+
+def _manifest(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text("ccm:\n  resources:\n" + body)
+    return path
+
+
+def _quiet(text: str) -> str:   # a run's output without its times
+    import re
+
+    return re.sub(r"runtime=\S+|Run Time: \S+", "", text)
+
+
+def test_the_import_bundle_serves_a_command_once_a_warm_run_wrote_it(pyz: Pyz, tmp_path: Path) -> None:
+    """The first run from an unpacked tree writes the command's bundle (the run that
+    unpacks it goes through shiv's bootstrap: none); later runs take its modules from it
+    (same output) and write nothing; a run that imports a module it lacks adds it."""
+    root = tmp_path / "root"
+    env = clean_env(SHIV_ROOT=str(root), CCM_CACHE_DIR=str(tmp_path / "cache"), CCM_LOCK_DIR=str(tmp_path / "locks"))
+    target = tmp_path / "f.conf"
+    files = _manifest(tmp_path, "files.yaml", f"    - file:\n        - {target}:\n            ensure: present\n            content: x\n"
+                      f"            owner: \"{os.getuid()}\"\n            group: \"{os.getgid()}\"\n"
+                      f"            mode: \"0644\"\n")
+    argv = [base_python(), str(pyz.path), "apply", str(files)]
+    unpacking = run(argv, env)
+    assert unpacking.returncode == 0, unpacking.stderr
+    bundle = _bundle_path(pyz, root)
+    assert not bundle.exists()
+    first = run(argv, env)
+    assert first.returncode == 0, first.stderr
+    codes = _read_bundle(bundle)
+    assert {"ccm", "ccm.__main__", "ccm.cli.main", "ccm.apply.engine", "ccm.resources.file.logic"} <= set(codes)
+    rel, package, code = codes["ccm.resources"]
+    assert (rel, package, code.co_filename) == ("ccm/resources/__init__.py", True,
+                                                str(target_of(pyz, root) / "site-packages" / rel))
+    assert not [n for n in codes if not (n == "ccm" or n.startswith("ccm."))]
+    before = bundle.stat()
+    steady = [run(argv, env) for _ in range(2)]
+    assert [r.returncode for r in steady] == [0, 0] and _quiet(steady[0].stdout) == _quiet(steady[1].stdout)
+    assert "stable" in steady[0].stdout and steady[0].stderr == ""
+    after = bundle.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)   # nothing new: not written
+    execs = _manifest(tmp_path, "exec.yaml", "    - exec:\n        - /bin/true:\n            command: /bin/true\n")
+    res = run([base_python(), str(pyz.path), "apply", str(execs)], env)
+    assert res.returncode == 0, res.stderr
+    grown = _read_bundle(bundle)
+    assert set(codes) < set(grown) and "ccm.resources.exec.logic" in grown
+    assert not [n for n in os.listdir(bundle.parent) if n.endswith(".tmp")]
+
+
+def test_bundled_code_is_what_runs_and_a_foreign_or_damaged_bundle_is_ignored(pyz: Pyz, tmp_path: Path) -> None:
+    import importlib.util
+    import marshal
+
+    root = tmp_path / "root"
+    env = clean_env(SHIV_ROOT=str(root), CCM_CACHE_DIR=str(tmp_path / "cache"), CCM_LOCK_DIR=str(tmp_path / "locks"))
+    manifest = _manifest(tmp_path, "m.yaml", "    - exec:\n        - /bin/true:\n            command: /bin/true\n")
+    argv = [base_python(), str(pyz.path), "apply", str(manifest)]
+    normal = [run(argv, env) for _ in range(2)][-1]   # unpacked, then the bundle written
+    assert normal.returncode == 0, normal.stderr
+    bundle = _bundle_path(pyz, root)
+    codes = _read_bundle(bundle)
+    rel, package, _code = codes["ccm.cli.main"]
+    marker = compile("def main(argv=None):\n    print('bundled code ran')\n    return 0\n", rel, "exec")
+    codes["ccm.cli.main"] = (rel, package, marker)
+    payload = marshal.dumps(codes)
+    bundle.write_bytes(BUNDLE_HEADER + importlib.util.MAGIC_NUMBER + payload)
+    res = run(argv, env)
+    assert (res.returncode, res.stdout, res.stderr) == (0, "bundled code ran\n", "")
+    res = run(argv, dict(env, CCM_NO_IMPORT_BUNDLE="1"))
+    assert res.returncode == 0 and "bundled code ran" not in res.stdout and "Manifest Run Summary" in res.stdout
+    for damaged in (BUNDLE_HEADER + b"\x00\x00\r\n" + payload,   # another interpreter's magic
+                    BUNDLE_HEADER + importlib.util.MAGIC_NUMBER + payload[:len(payload) // 2],   # cut short
+                    b"\x00" * 64):
+        bundle.write_bytes(damaged)
+        res = run(argv, env)
+        assert res.returncode == 0 and "bundled code ran" not in res.stdout, res.stderr
+        assert _quiet(res.stdout) == _quiet(normal.stdout) and res.stderr == ""
+        assert "ccm.cli.main" in _read_bundle(bundle)   # written again, whole
+
+
 # --------------------------------------------------------------------------- every CPython
 
 @pytest.mark.parametrize("minor", SUPPORTED_HERE)

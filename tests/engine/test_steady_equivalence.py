@@ -116,22 +116,39 @@ def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
 
 
 def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
-    import io
+    from ccm.resources.base import RunFlow
 
-    from ccm.log import UserLogger
-    from ccm.resources.base import _ResourceLog
-
-    parent = UserLogger(stream=io.StringIO(), colour=False, level=0)
-    parent.records = []
-    lazy = _ResourceLog(parent, "file", "/etc/x")
-    assert lazy._bound is None   # nothing bound until something logs
+    m = make_manager()
+    parent = m.user_log
+    ctx = RunFlow(m).context("file", "/etc/x")
+    assert "_log" not in ctx.__dict__   # nothing bound until something logs
     eager = parent.bind(type="file", name="/etc/x")
-    lazy.info("Would have removed file", file="/a")
+    ctx.log.info("Would have removed file", file="/a")
     eager.info("Would have removed file", file="/a")
-    lazy.bind(check="c").warn("w", ("k", 1))
+    ctx.log.bind(check="c").warn("w", ("k", 1))
     eager.bind(check="c").warn("w", ("k", 1))
     lines = parent.stream.getvalue().splitlines()
     assert lines[0] == lines[1] == " INFO  Would have removed file type=file name=/etc/x file=/a"
     assert lines[2] == lines[3] == " WARN  w type=file name=/etc/x check=c k=1"
     assert parent.records[0] == parent.records[1] and len(parent.records) == 4
-    assert lazy.quiet is False and lazy.level == eager.level and lazy.attrs == eager.attrs
+    assert ctx.log is ctx.log and ctx.log.attrs == eager.attrs
+
+
+def test_a_run_flow_context_holds_what_the_plain_context_holds():
+    """RunFlow's per-resource context (run-wide fields as class attributes) against
+    ``base.context``, field by field; each resource's context is its own."""
+    from ccm.resources.base import RunFlow, context
+
+    m = make_manager(noop=True, working_dir="/srv/w")
+    m.apply_chain = ["/a.yaml", "/b.yaml"]
+    flow = RunFlow(m)
+    ctx, other = flow.context("file", "/etc/x"), flow.context("exec", "y")
+    plain = context(m, m.user_log, flow.facts)
+    for field in ("noop", "working_dir", "runner", "facts", "depth", "chain", "run_log", "nested"):
+        assert getattr(ctx, field) == getattr(plain, field), field
+    assert ctx.template_environment().keys() == plain.template_environment().keys()   # made afresh per call
+    assert ctx._template_environment == plain._template_environment   # the manager's own method
+    assert ctx.log.attrs == [("type", "file"), ("name", "/etc/x")] and other.log.attrs == [("type", "exec"), ("name", "y")]
+    ctx.noop = False   # a type may set its own: the run's stays
+    assert other.noop is True and flow.context("file", "z").noop is True
+

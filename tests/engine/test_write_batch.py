@@ -345,3 +345,52 @@ def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
     manifest = load_manifest(str(path), m)
     batch = RunBatch.for_run(m, manifest, False)
     assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
+
+
+def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
+    """The template-free shortcut of ``admits`` against the full test, entry by entry, with
+    nothing staged and with a staged write the later paths lie under or beside."""
+    src = tmp_path / "src.txt"
+    src.write_text("s")
+    owned = f"            owner: {ME}\n            group: {MYGROUP}\n            mode: \"0755\"\n"
+    resources = [file_res(tmp_path / "a", "a"), file_res(tmp_path / "d" / "x", "x"),
+                 f"    - file:\n        - {tmp_path / 'd'}:\n            ensure: directory\n{owned}",
+                 f"    - file:\n        - {tmp_path / 'gone'}:\n            ensure: absent\n{owned}",
+                 f"    - file:\n        - {tmp_path / 'empty'}:\n            ensure: present\n{owned}",
+                 f"    - file:\n        - {tmp_path / 'copy'}:\n            ensure: present\n"
+                 f"            source: {src}\n{owned}",
+                 file_res(tmp_path / "r", "r", f'            require: ["file#{tmp_path / "a"}"]\n'),
+                 exec_res("x", "/bin/true")]
+    path = tmp_path / "m.yaml"
+    path.write_text("ccm:\n  resources:\n" + "".join(resources))
+    m = make_manager()
+    manifest = load_manifest(str(path), m)
+    assert manifest.template_free
+    fast = RunBatch.for_run(m, manifest, False)
+    manifest.template_free = False
+    full = RunBatch.for_run(m, manifest, False)
+    assert fast is not None and full is not None and fast._template_free and not full._template_free
+    expected = [True, True, False, False, True, True, False, False]
+    assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources] == expected
+    for batch in (fast, full):   # a staged write under d: d/x conflicts now
+        provider = PosixFileProvider()
+        provider.use_write_batch(batch.fs)
+        (tmp_path / "d").mkdir(exist_ok=True)
+        provider.store(str(tmp_path / "d" / "x"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources]
+    assert not fast.admits(manifest.resources[1]) and fast.admits(manifest.resources[0])
+    fast.discard()
+    full.discard()
+
+
+def test_template_free_is_known_at_load_and_from_the_plan_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCM_CACHE_DIR", str(tmp_path / "cache"))
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a"))
+    templated = tmp_path / "t.yaml"
+    templated.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "b", "{{ 1 + 1 }}"))
+    for _ in range(2):   # a full load, then the plan cache
+        m = make_manager()
+        assert load_manifest(str(plain), m, plan_cache=True).template_free
+        m = make_manager()
+        assert not load_manifest(str(templated), m, plan_cache=True).template_free

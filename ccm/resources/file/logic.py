@@ -169,6 +169,8 @@ class FileProvider(Protocol):
 
 
 class FileLogic(TypeLogic[FileProvider]):
+    stateless = True   # one instance serves every resource (TypeSpec.new_logic)
+
     def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
         values = props.values
         ensure, name, content = values.get("ensure"), values.get("name") or "", values.get("content")

@@ -145,6 +145,7 @@ class PosixFactory:
     type_name = "file"
     name = "posix"
     manageable_is_constant = True   # is_manageable: always (True, 1)
+    provider_per_run = True   # the provider keeps only the run log and the write batch it is handed
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)

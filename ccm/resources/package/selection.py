@@ -20,7 +20,14 @@ def on_path(tool: str) -> bool:
 
 
 def platform_family(facts: Mapping[str, Any]) -> str:
-    """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``."""
+    """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``. The
+    manager's facts view answers it without gathering every fact (``probe``)."""
+    probe = getattr(facts, "probe", None)
+    if probe is not None:
+        value = probe(("host", "info", "platformFamily"))
+        if value is None:
+            value = probe(("host", "platformFamily"))
+        return str(value or "")
     host = facts.get("host") if isinstance(facts, _Mapping) else None
     info = host.get("info") if isinstance(host, _Mapping) else None
     value = info.get("platformFamily") if isinstance(info, _Mapping) else None
