@@ -45,6 +45,17 @@ def index_keys(event: Recorded) -> List[RefKey]:
     return keys
 
 
+def _index(last: Dict[str, Dict[str, Recorded]], event: Recorded) -> None:
+    """File ``event`` in ``last`` under the keys of ``index_keys`` (by type, then name)."""
+    name, alias = event.name, event.alias
+    names = last.get(event.type)
+    if names is None:
+        names = last[event.type] = {}
+    names[name] = event
+    if alias and alias != name:
+        names[alias] = event
+
+
 class SessionStore:
     def __init__(self) -> None:
         self.listeners: List[Callable[[TransactionEvent], None]] = []
@@ -127,25 +138,26 @@ class MemoryStore(SessionStore):
         super().__init__()
         self._events: List[Event] = []
         # the newest event under each key of index_keys, by type then name-or-alias (no
-        # (type, name) tuple made and kept per event)
-        self._last: Dict[str, Dict[str, Recorded]] = {}
+        # (type, name) tuple made and kept per event); built by the first lookup, then kept
+        # up to date: a run whose resources never require or subscribe never builds it
+        self._last: Optional[Dict[str, Dict[str, Recorded]]] = None
 
     def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
-        if not isinstance(kept, SessionStartEvent):
-            name, alias = kept.name, kept.alias
-            try:
-                names = self._last[kept.type]
-            except KeyError:
-                names = self._last[kept.type] = {}
-            names[name] = kept
-            if alias and alias != name:
-                names[alias] = kept
+        last = self._last
+        if last is not None and not isinstance(kept, SessionStartEvent):
+            _index(last, kept)
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
-            names = self._last.get(type_name)
+            last = self._last
+            if last is None:   # the first lookup of this session: index what it recorded so far
+                last = self._last = {}
+                for recorded in self._events:
+                    if not isinstance(recorded, SessionStartEvent):
+                        _index(last, recorded)
+            names = last.get(type_name)
             return None if names is None else names.get(name)
 
     def all_events(self) -> List[Event]:
@@ -155,7 +167,7 @@ class MemoryStore(SessionStore):
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
             self._events = []
-            self._last = {}
+            self._last = None
             start = SessionStartEvent()
             self._events.append(start)
             return start
@@ -165,7 +177,7 @@ class MemoryStore(SessionStore):
         if destroy:
             with self._lock:
                 self._events = []
-                self._last = {}
+                self._last = None
         return summary
 
 
