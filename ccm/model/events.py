@@ -371,12 +371,16 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.protocol = protocol
 
     @classmethod
-    def begin(cls, type: str, name: str, alias: str, requested_ensure: str,
-              health_check_only: bool) -> "TransactionEvent":
+    def begin(cls, type: str, name: str, alias: str, requested_ensure: str, health_check_only: bool,
+              properties_of: _PropertySource) -> "TransactionEvent":
         """``cls(type=type, name=name, alias=alias, requested_ensure=requested_ensure,
-        health_check_only=health_check_only)``, as the flow makes one per resource: the
-        fields left at their defaults are read from the class, not stored."""
+        health_check_only=health_check_only)`` with ``properties_from(properties_of)``, as
+        the flow makes one per resource (its properties are read once the resource ran:
+        the flow renders ``properties_of`` first). The fields left at their defaults are
+        read from the class, not stored."""
         event = _new_object(cls)
+        event._properties = None
+        event._properties_of = properties_of
         event.type = type
         event.name = name
         event.alias = alias

@@ -76,18 +76,20 @@ def test_assigning_properties_replaces_the_source(tmp_path):
     assert event.properties == props.to_dict()
 
 
-def test_an_event_begun_by_the_flow_equals_the_one_init_makes():
+def test_an_event_begun_by_the_flow_equals_the_one_init_makes(tmp_path):
+    _spec, props = _file_props(tmp_path)
     for args in (("file", "/etc/motd", "", "present", False), ("exec", "x", "al", "", True)):
-        begun = TransactionEvent.begin(*args)
+        begun = TransactionEvent.begin(*args, props)
         made = TransactionEvent(type=args[0], name=args[1], alias=args[2], requested_ensure=args[3],
                                 health_check_only=args[4])
+        made.properties_from(props)
         assert isinstance(begun._id_drawn[0], float) and len(begun._id_drawn[1]) == 16
         assert begun._id_drawn[1] != made._id_drawn[1]   # its own random part
         begun._id_drawn, begun.timestamp_ns = made._id_drawn, made.timestamp_ns
         assert begun == made and repr(begun) == repr(made) and begun.to_dict() == made.to_dict()
         assert begun.event_id == made.event_id
         assert [getattr(begun, f) for f in begun._value_fields] == [getattr(made, f) for f in made._value_fields]
-    first, second = TransactionEvent.begin("file", "a", "", "", False), TransactionEvent.begin("file", "b", "", "", False)
+    first, second = (TransactionEvent.begin("file", n, "", "", False, props) for n in "ab")
     first.fail("boom")
     first.unmet_requirements.append("exec#x")
     first.health_checks.append("check")
