@@ -376,11 +376,14 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         """``cls(type=type, name=name, alias=alias, requested_ensure=requested_ensure,
         health_check_only=health_check_only)`` with ``properties_from(properties_of)``, as
         the flow makes one per resource (its properties are read once the resource ran:
-        the flow renders ``properties_of`` first). The fields left at their defaults are
-        read from the class, not stored."""
+        the flow renders ``properties_of`` first). The fields the flow neither sets nor
+        reads on every resource are left to their defaults on the class, not stored."""
         event = _new_object(cls)
         event._properties = None
         event._properties_of = properties_of
+        # stored although they equal the class's: every event has them read several times
+        event.failed = event.skipped = False
+        event._event_id = None
         event.type = type
         event.name = name
         event.alias = alias
