@@ -108,8 +108,11 @@ def installed_packages(n: int) -> List[str]:
 
 
 def manifest(type_name: str, names: List[str], ensure: str, provider: str) -> str:
+    """``provider`` "": none set, the host's choice (with apt and dnf both on PATH, the
+    platform family breaks the tie)."""
+    forced = f"        provider: {provider}\n" if provider else ""
     return "ccm:\n  resources:\n" + "".join(
-        f"    - {type_name}:\n        name: {n}\n        ensure: {ensure}\n        provider: {provider}\n" for n in names)
+        f"    - {type_name}:\n        name: {n}\n        ensure: {ensure}\n{forced}" for n in names)
 
 
 def inner(python: str, sp: str, path: str, rounds: int, kind: str, prefix: List[str] = (),
@@ -139,6 +142,9 @@ def bench_apt(n: int, rounds: int) -> None:
     path = os.path.join(WORK, "packages.yaml")
     with open(path, "w") as fh:
         fh.write(manifest("package", names, "present", "apt"))
+    chosen = os.path.join(WORK, "packages-chosen.yaml")
+    with open(chosen, "w") as fh:
+        fh.write(manifest("package", names, "present", ""))
     sp = host_site_packages()
     report(f"apt ({PYTHON})", len(names), inner(PYTHON, sp, path, rounds, "apt"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CCM_", "PYTHON"))}
@@ -152,6 +158,7 @@ def bench_apt(n: int, rounds: int) -> None:
                  f"        content: hello\n        owner: {getpass.getuser()}\n"
                  f"        group: {grp.getgrgid(os.getgid()).gr_name}\n        mode: '0644'\n")
     argvs = {f"apply ({len(names)} packages)": [PYTHON, PYZ, "apply", path],
+             f"apply ({len(names)}, no provider:)": [PYTHON, PYZ, "apply", chosen],
              "apply (one file)": [PYTHON, PYZ, "apply", one], "--version": [PYTHON, PYZ, "--version"]}
     runs: Dict[str, List[Tuple[float, float]]] = {label: [] for label in argvs}
     for i in range(2 * rounds + 1):   # alternated, the first round unmeasured (extraction, caches)
