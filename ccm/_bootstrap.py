@@ -198,7 +198,7 @@ def extract(target, archive_path, force=False):
         shutil.rmtree(target + ".tmp", ignore_errors=True)  # leftovers of a killed run
         try:
             with zipfile.ZipFile(archive_path) as archive:
-                extract_site_packages(archive, Path(target))
+                extract_site_packages(payload(archive), Path(target))
             write_marker(target)
         except BaseException:
             shutil.rmtree(target + ".tmp", ignore_errors=True)  # disk full: free it again
@@ -212,6 +212,20 @@ def extract(target, archive_path, force=False):
 
 
 extracted = []  # type: list  # trees this process unpacked
+PAYLOAD = "site-packages.zip"  # build_zipapp.py: the site-packages entries, nested in one member
+
+
+def payload(archive):
+    """The zip holding the ``site-packages/`` entries: the nested member (read whole: a
+    zip inside a zip member cannot seek cheaply), or the archive itself (shiv's layout)."""
+    import io
+    import zipfile
+
+    try:
+        info = archive.getinfo(PAYLOAD)
+    except KeyError:
+        return archive
+    return zipfile.ZipFile(io.BytesIO(archive.read(info)))
 
 
 def _lock_nb(path, create):

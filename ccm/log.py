@@ -36,6 +36,17 @@ LEVEL_LABELS = {DEBUG: "DEBUG", INFO: "INFO", WARN: "WARN", ERROR: "ERROR", 50: 
 _COLOURS = {DEBUG: "\x1b[37m", INFO: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[31m"}
 _RESET = "\x1b[0m"
 
+
+def _head(level: int, colour: bool) -> str:
+    """What a user line starts with, up to its message."""
+    if colour:
+        return f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} "
+    return f" {_TAGS.get(level, 'INFO ')} "
+
+
+_PLAIN_HEADS = {level: _head(level, False) for level in _TAGS}
+_COLOUR_HEADS = {level: _head(level, True) for level in _TAGS}
+
 LEVEL_NAMES: Dict[str, int] = {"debug": DEBUG, "info": INFO, "warn": WARN, "warning": WARN, "error": ERROR}
 COLOR_MODES = ("auto", "always", "never")
 SYSLOG_SOCKET = "/dev/log"
@@ -316,6 +327,31 @@ def _is_terminal(stream: TextIO) -> bool:
     return answer
 
 
+class LineSink:
+    """What a caller needs to print lines exactly as ``UserLogger.log`` does, read once for
+    a run rather than on every line (``UserLogger.line_sink``). Per line, the caller skips
+    levels below ``threshold``, takes ``stream = sys.stdout if own is None else own``,
+    ``last = seen[0]`` (or ``target(stream)`` when ``last[0] is not stream``: the stream
+    changed), and writes ``f"{last[2][level]}{text}\\n"`` under ``lock``, flushed when
+    ``last[1]`` (coloured: a terminal). ``seen[0]`` is swapped as one tuple, so a thread
+    never pairs one stream with another's colour."""
+
+    __slots__ = ("own", "threshold", "seen", "_colour")
+    lock = _lock   # the lock of every user and internal line: lines of threads never interleave
+
+    def __init__(self, own: Optional[TextIO], colour: Optional[bool], threshold: int) -> None:
+        self.own = own
+        self.threshold = threshold   # above ERROR when quiet: nothing is printed
+        self._colour = colour
+        self.seen: List[Tuple[Any, bool, Dict[int, str]]] = [(None, False, _PLAIN_HEADS)]
+
+    def target(self, stream: TextIO) -> Tuple[Any, bool, Dict[int, str]]:
+        """(stream, coloured, line starts by level) of ``stream``, remembered in ``seen``."""
+        coloured = colour_wanted(stream) if self._colour is None else self._colour
+        last = self.seen[0] = (stream, coloured, _COLOUR_HEADS if coloured else _PLAIN_HEADS)
+        return last
+
+
 class UserLogger:
     """Human-facing output, one line per record, attributes bound with ``bind``."""
 
@@ -349,44 +385,29 @@ class UserLogger:
         rendered = ""
         for k, v in items:
             rendered += f" {k}={v if type(v) is str else render_value(v)}"
-        self._write(level, message, items, rendered)
-
-    def log_rendered(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
-        """``log(level, message, *pairs)`` for a caller that has rendered the pairs (all str
-        values) as ``rendered`` (`` k=v`` each, in order): the status line of every resource
-        skips the generic loop. A logger with bound attributes or its own ``log`` (a
-        subclass writing its own lines) takes the generic path."""
-        if self.attrs or type(self).log is not UserLogger.log:
-            self.log(level, message, *pairs)
-            return
-        self._write(level, message, pairs, rendered)
-
-    def _write(self, level: int, message: str, pairs: Sequence[Tuple[str, Any]], rendered: str) -> None:
-        """Capture, syslog and print one line (``rendered``: its pairs as text)."""
         if self.records is not None:
-            self.records.append({"level": level, "message": message, "attrs": list(pairs)})
+            self.records.append({"level": level, "message": message, "attrs": list(items)})
         text = message + rendered
-        sink = _state["syslog"]   # to_syslog, without the call (one line per resource)
-        if sink is not None:
-            sink.send(level, text)
-        if self.quiet or level < (_state["user_level"] if self._level is None else self._level):   # self.level
+        to_syslog(level, text)
+        if self.quiet or level < self.level:
             return
-        stream = sys.stdout if self._stream is None else self._stream   # self.stream
-        colour = self._colour
-        if colour is None:   # a stream known not to be a terminal: only "always" colours it
-            last, terminal = _tty[0]
-            colour = _state["color"] == "always" if last is stream and not terminal else colour_wanted(stream)
-        if colour:
-            line = f" {_COLOURS[level]}{_TAGS.get(level, 'INFO ')}{_RESET} {text}\n"
-        else:
-            line = f" {_TAGS.get(level, 'INFO ')} {text}\n"
-        _lock.acquire()   # what "with _lock" does, for half the cost
-        try:
+        stream = self.stream
+        colour = colour_wanted(stream) if self._colour is None else self._colour
+        line = f"{_head(level, colour)}{text}\n"
+        with _lock:
             stream.write(line)
             if colour:   # a terminal: show progress as it happens
                 stream.flush()
-        finally:
-            _lock.release()
+
+    def line_sink(self) -> Optional["LineSink"]:
+        """For a caller that prints many lines of one run (the status line of every
+        resource) as ``log`` prints them: the policy (level, quiet, colour per stream) read
+        once (``LineSink``). ``None`` when this logger needs the generic path: bound
+        attributes, captured records, syslog, or a subclass with its own ``log``."""
+        if self.attrs or self.records is not None or _state["syslog"] is not None \
+                or type(self).log is not UserLogger.log:
+            return None
+        return LineSink(self._stream, self._colour, ERROR + 1000 if self.quiet else self.level)
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         self.log(DEBUG, message, *pairs, **attrs)

@@ -14,7 +14,7 @@ from ccm.model.events import SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
 from ccm.model.value import ValueObject
-from ccm.report import log_event
+from ccm.report import status_logger
 from ccm.resources import base
 
 TYPE_CHECKING = False
@@ -105,6 +105,7 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
     noop, show = manager.noop, manager.show_diff
     publish = getattr(manager, "publish_registrations", None)
     stop_on_failure = not health_check_only and manifest.fail_on_error
+    log_status = status_logger(ulog)   # log_event(ulog, ·), the logger's policy read once
 
     def settle(event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
         """Publish, log and record one event; True when the run stops after it."""
@@ -113,7 +114,7 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
         if publish is not None:   # before recording: a failed publish fails the resource
             publish(event, props)
         if not health_check_only or event.health_checks:
-            log_event(ulog, event)
+            log_status(event)
         if show:
             show_diff(ulog, event)
         kept: Any = event

@@ -15,7 +15,7 @@ from ccm.model.value import ValueObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
     class _PropertySource(Protocol):
         """What gives an event its properties (``ccm.model.resource.Properties``)."""
@@ -168,6 +168,9 @@ def ksuid_text(ts: float, random16: bytes) -> str:
     return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
 
 
+_new_object = object.__new__
+
+
 class _LazyId:
     """``event_id`` drawn when the event is made (``time.time()`` and 16 random bytes),
     encoded on first read (a steady run that prints no JSON and keeps no event files reads
@@ -214,9 +217,6 @@ class _MadeOnFirstRead:
         if obj is None:
             return self
         return obj.__dict__.setdefault(self.name, self.make(obj))
-
-
-_new_object = object.__new__
 
 
 def _made_extra(state: "ResourceState") -> Dict[str, Any]:
@@ -379,6 +379,16 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
                      "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "event_id",
                      "timestamp_ns", "protocol")
 
+    # the defaults of __init__, read here by an event ``begin`` made (it sets only the rest)
+    provider = final_ensure = noop_message = ""
+    duration_ns = 0
+    _properties: Optional[Dict[str, Any]] = None
+    _properties_of: Optional[_PropertySource] = None
+    status: Optional[ResourceState] = None
+    health_check_only = changed = refreshed = failed = skipped = noop = False
+    _event_id: Optional[str] = None
+    protocol = EVENT_PROTOCOL
+
     def __init__(self, type: str, name: str, provider: str = "", alias: str = "", requested_ensure: str = "",
                  final_ensure: str = "", duration_ns: int = 0, properties: Optional[Dict[str, Any]] = None,
                  status: Optional[ResourceState] = None, noop_message: str = "",
@@ -418,6 +428,37 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
             self._id_drawn = None
         self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
         self.protocol = protocol
+
+    @classmethod
+    def begin(cls, type: str, name: str, alias: str, requested_ensure: str, health_check_only: bool,
+              properties_of: _PropertySource) -> "TransactionEvent":
+        """``cls(type=type, name=name, alias=alias, requested_ensure=requested_ensure,
+        health_check_only=health_check_only)`` with ``properties_from(properties_of)``, as
+        the flow makes one per resource (its properties are read once the resource ran:
+        the flow renders ``properties_of`` first). The fields the flow neither sets nor
+        reads on every resource are left to their defaults on the class, not stored."""
+        event = _new_object(cls)
+        event._properties = None
+        event._properties_of = properties_of
+        # stored although they equal the class's: every event has them read several times
+        event.failed = event.skipped = False
+        event._event_id = None
+        event.type = type
+        event.name = name
+        event.alias = alias
+        event.requested_ensure = requested_ensure
+        if health_check_only:
+            event.health_check_only = health_check_only
+        event.health_checks = []
+        event.errors = []
+        event.unmet_requirements = []
+        try:   # _random_chunk(), without the call while the pool lasts
+            chunk = _random_chunks.pop()
+        except IndexError:
+            chunk = _random_chunk()
+        event._id_drawn = (time.time(), chunk)
+        event.timestamp_ns = time.time_ns()
+        return event
 
     @property
     def properties(self) -> Dict[str, Any]:
@@ -597,18 +638,25 @@ class SessionSummary(ValueObject):
         self.total_errors = total_errors
 
     @classmethod
-    def build(cls, events: List[Any]) -> "SessionSummary":
+    def build(cls, events: Iterable[Any]) -> "SessionSummary":
         # counted in locals, not attributes: once per recorded event of a run
-        start = end = duration_sum = total = failed = skipped = changed = refreshed = unmet = 0
+        start = end = failed = skipped = changed = refreshed = unmet = 0
+        if type(events) is not list:
+            events = list(events)
         checks: List[Any] = []
-        refs = set()
+        names_of: Dict[str, Set[str]] = {}   # the names of each type: unique refs, without a key per event
+        names: Set[str] = set()
+        last_type = None
+        starts = 0   # total and the sum of durations follow from the list: no int made per event
         for ev in events:
             if isinstance(ev, SessionStartEvent):
                 start = ev.timestamp_ns
+                starts += 1
                 continue
-            total += 1
-            refs.add((ev.type, ev.name))   # ev.ref, without the string (a type has no "#")
-            duration_sum += ev.duration_ns
+            if ev.type is not last_type:
+                last_type = ev.type
+                names = names_of.setdefault(last_type, set())
+            names.add(ev.name)
             # upstream: the latest event's timestamp (total_duration follows from it)
             if ev.timestamp_ns > end:
                 end = ev.timestamp_ns
@@ -624,9 +672,11 @@ class SessionSummary(ValueObject):
                 unmet += len(ev.unmet_requirements)
             if ev.health_checks:
                 checks += ev.health_checks
+        total = len(events) - starts
         statuses = [h.status for h in checks]
         ok, warning, critical = statuses.count(OK), statuses.count(WARNING), statuses.count(CRITICAL)
-        s = cls(start_time_ns=start, end_time_ns=end, total_resources=total, unique_resources=len(refs),
+        s = cls(start_time_ns=start, end_time_ns=end, total_resources=total,
+                unique_resources=sum(len(names) for names in names_of.values()),
                 changed_resources=changed, failed_resources=failed, skipped_resources=skipped,
                 stable_resources=total - failed - skipped - changed, refreshed_count=refreshed,
                 requirements_unmet_count=unmet, health_checked_count=len(statuses), health_check_ok_count=ok,
@@ -635,7 +685,7 @@ class SessionSummary(ValueObject):
         if start and end:
             s.total_duration_ns = max(0, end - start)
         else:
-            s.total_duration_ns = duration_sum
+            s.total_duration_ns = sum(ev.duration_ns for ev in events if not isinstance(ev, SessionStartEvent))
         return s
 
     def to_dict(self) -> Dict[str, Any]:

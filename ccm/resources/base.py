@@ -170,8 +170,9 @@ class RunFlow:
         values = props.values
         type_name, name = props.type_name, values.get("name") or ""
         health_check_only = self.health_check_only
-        event = TransactionEvent(type=type_name, name=name, alias=values.get("alias") or "",
-                                 requested_ensure=values.get("ensure") or "", health_check_only=health_check_only)
+        # its properties are props.to_dict(), made when something reads them (after the flow)
+        event = TransactionEvent.begin(type_name, name, values.get("alias") or "", values.get("ensure") or "",
+                                       health_check_only, props)
         ctx: _FlowContext = _new_object(self._context)   # self.context(), inlined: once per resource
         ctx._resource = (type_name, name)
         try:
@@ -181,7 +182,6 @@ class RunFlow:
         except Exception as exc:  # a bug in one type must not take the run down
             log.debug("unexpected error", exc_info=True)
             event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
-        event.properties_from(props)   # props.to_dict() when something reads them
         event.duration_ns = time.monotonic_ns() - started
         return event
 

@@ -45,6 +45,17 @@ def index_keys(event: Recorded) -> List[RefKey]:
     return keys
 
 
+def _index(last: Dict[str, Dict[str, Recorded]], event: Recorded) -> None:
+    """File ``event`` in ``last`` under the keys of ``index_keys`` (by type, then name)."""
+    name, alias = event.name, event.alias
+    names = last.get(event.type)
+    if names is None:
+        names = last[event.type] = {}
+    names[name] = event
+    if alias and alias != name:
+        names[alias] = event
+
+
 class SessionStore:
     def __init__(self) -> None:
         self.listeners: List[Callable[[TransactionEvent], None]] = []
@@ -54,15 +65,10 @@ class SessionStore:
         # (``ccm apply`` without ``--json``): a large manifest's events hold its content.
         self.keep_events = True
 
-    def kept(self, event: Event) -> Event:
-        """What this store keeps in memory of ``event``."""
-        if self.keep_events or not isinstance(event, TransactionEvent):
-            return event
-        return EventRecord(event)
-
     # storage primitives, implemented by subclasses
-    def _append(self, event: Event) -> Event:
-        """Store ``event``; returns what is kept of it in memory (``kept``)."""
+    def _append(self, event: Event, kept: Event) -> Event:
+        """Store ``event``, keeping ``kept`` of it in memory (``record`` decides: the event
+        or its ``EventRecord``); returns ``kept``."""
         raise NotImplementedError
 
     def all_events(self) -> List[Event]:
@@ -79,15 +85,18 @@ class SessionStore:
         """Store ``event`` (listeners see it first); returns what the store kept of it."""
         if not event.type or not event.name:
             raise SessionError("cannot record an event without a type and name")
-        for listener in self.listeners:
-            try:
-                listener(event)
-            except Exception:  # metrics must never break a run
-                pass
+        if self.listeners:
+            for listener in self.listeners:
+                try:
+                    listener(event)
+                except Exception:  # metrics must never break a run
+                    pass
+        # what this store keeps in memory of the event
+        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else EventRecord(event)
         lock = self._lock
         lock.acquire()   # what "with self._lock" does, for half the cost (once per resource)
         try:
-            return self._append(event)
+            return self._append(event, kept)
         finally:
             lock.release()
 
@@ -128,21 +137,28 @@ class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
-        self._last: Dict[RefKey, Recorded] = {}
+        # the newest event under each key of index_keys, by type then name-or-alias (no
+        # (type, name) tuple made and kept per event); built by the first lookup, then kept
+        # up to date: a run whose resources never require or subscribe never builds it
+        self._last: Optional[Dict[str, Dict[str, Recorded]]] = None
 
-    def _append(self, event: Event) -> Event:
-        kept = self.kept(event)
+    def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
-        if not isinstance(kept, SessionStartEvent):   # the keys of index_keys, without a list per event
-            last, type_name, alias = self._last, kept.type, kept.alias
-            last[(type_name, kept.name)] = kept
-            if alias and alias != kept.name:
-                last[(type_name, alias)] = kept
+        last = self._last
+        if last is not None and not isinstance(kept, SessionStartEvent):
+            _index(last, kept)
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
-            return self._last.get((type_name, name))
+            last = self._last
+            if last is None:   # the first lookup of this session: index what it recorded so far
+                last = self._last = {}
+                for recorded in self._events:
+                    if not isinstance(recorded, SessionStartEvent):
+                        _index(last, recorded)
+            names = last.get(type_name)
+            return None if names is None else names.get(name)
 
     def all_events(self) -> List[Event]:
         with self._lock:
@@ -151,7 +167,7 @@ class MemoryStore(SessionStore):
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
             self._events = []
-            self._last = {}
+            self._last = None
             start = SessionStartEvent()
             self._events.append(start)
             return start
@@ -161,7 +177,7 @@ class MemoryStore(SessionStore):
         if destroy:
             with self._lock:
                 self._events = []
-                self._last = {}
+                self._last = None
         return summary
 
 

@@ -96,10 +96,10 @@ class DirectoryStore(SessionStore):
         self._sweep()
         start = SessionStartEvent()
         with self._lock:
-            self._append(start)
+            self._append(start, start)
         return start
 
-    def _append(self, event: Event) -> Event:
+    def _append(self, event: Event, kept: Event) -> Event:
         if not is_ksuid(event.event_id):
             raise SessionError(f"invalid event ID: {event.event_id!r}")
         check_store(self.directory, must_exist=True)
@@ -116,7 +116,6 @@ class DirectoryStore(SessionStore):
                 fh.write(data)
         except OSError as exc:
             raise SessionError(f"cannot write to session store {self.directory}: {exc.strerror or exc}") from None
-        kept = self.kept(event)
         self._remember(name, kept)
         return kept
 

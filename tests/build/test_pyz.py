@@ -64,17 +64,32 @@ def test_version_matches_source(pyz: Pyz, tmp_path: Path) -> None:
     assert res.stderr == ""
 
 
+def _payload(zf: zipfile.ZipFile) -> zipfile.ZipFile:
+    import io
+
+    return zipfile.ZipFile(io.BytesIO(zf.read("site-packages.zip")))
+
+
 def test_archive_layout(pyz: Pyz) -> None:
     with zipfile.ZipFile(pyz.path) as zf:
         names = zf.namelist()
         assert "_ccm_boot.py" in names and "_ccm_stub.py" in names
         assert zf.read("__main__.py").decode().count("_ccm_stub") == 2
+        # the site-packages entries are nested in one stored member: Python reads the outer
+        # zip's whole directory on every run, an extraction the inner one
+        assert not [n for n in names if n.startswith("site-packages/")] and len(names) < 20
+        assert zf.getinfo("site-packages.zip").compress_type == zipfile.ZIP_STORED
+        payload = _payload(zf)
+        inner = payload.namelist()
+        assert inner and all(n.startswith("site-packages/") for n in inner)
         arch = os.uname().machine
         for py in pyz.pythons:
             abi = py.replace(".", "")
             for ext in ("yaml/_yaml", "rpds/rpds"):
-                assert f"site-packages/{ext}.cpython-{abi}-{arch}-linux-gnu.so" in names
-        assert "site-packages/psutil/_psutil_linux.abi3.so" in names
+                assert f"site-packages/{ext}.cpython-{abi}-{arch}-linux-gnu.so" in inner
+        assert "site-packages/psutil/_psutil_linux.abi3.so" in inner
+        assert payload.getinfo("site-packages/ccm/__main__.py").external_attr >> 16 == 0o100644
+        names = names + inner
         # precompiled boot code: only for supported CPythons, at least the one that built it
         codes = sorted(n for n in names if n.startswith("_ccm_stub.") and n.endswith(".code"))
         tags = {"cpython-" + py.replace(".", "") for py in pyz.pythons}
@@ -82,11 +97,12 @@ def test_archive_layout(pyz: Pyz) -> None:
         assert f"_ccm_stub.{sys.implementation.cache_tag}.code" in names
         assert not [n for n in names if "/tests/" in n and not n.startswith("site-packages/ccm/")]
         assert not [n for n in names if n.endswith((".pyc", "RECORD"))]
-        dates = {i.date_time for i in zf.infolist()}
+        dates = {i.date_time for i in zf.infolist() + payload.infolist()}
         assert len(dates) == 1, dates
         leak = str(REPO).encode()
-        for info in zf.infolist():
-            assert leak not in zf.read(info), f"build path in {info.filename}"
+        for archive in (zf, payload):
+            for info in archive.infolist():
+                assert leak not in archive.read(info), f"build path in {info.filename}"
     with open(pyz.path, "rb") as fh:
         assert fh.readline() == b"#!/usr/bin/env python3\n"
     if os.uname().machine == "x86_64":

@@ -14,7 +14,7 @@ import socket
 from ccm import log as ccmlog
 from ccm.log import INFO, UserLogger
 from ccm.model.events import TransactionEvent
-from ccm.report import event_line, log_event
+from ccm.report import event_line, log_event, status_logger
 from tests.kit_extra import build, make_manager
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -76,6 +76,29 @@ def test_assigning_properties_replaces_the_source(tmp_path):
     assert event.properties == props.to_dict()
 
 
+def test_an_event_begun_by_the_flow_equals_the_one_init_makes(tmp_path):
+    _spec, props = _file_props(tmp_path)
+    for args in (("file", "/etc/motd", "", "present", False), ("exec", "x", "al", "", True)):
+        begun = TransactionEvent.begin(*args, props)
+        made = TransactionEvent(type=args[0], name=args[1], alias=args[2], requested_ensure=args[3],
+                                health_check_only=args[4])
+        made.properties_from(props)
+        assert isinstance(begun._id_drawn[0], float) and len(begun._id_drawn[1]) == 16
+        assert begun._id_drawn[1] != made._id_drawn[1]   # its own random part
+        begun._id_drawn, begun.timestamp_ns = made._id_drawn, made.timestamp_ns
+        assert begun == made and repr(begun) == repr(made) and begun.to_dict() == made.to_dict()
+        assert begun.event_id == made.event_id
+        assert [getattr(begun, f) for f in begun._value_fields] == [getattr(made, f) for f in made._value_fields]
+    first, second = (TransactionEvent.begin("file", n, "", "", False, props) for n in "ab")
+    first.fail("boom")
+    first.unmet_requirements.append("exec#x")
+    first.health_checks.append("check")
+    first.changed = first.noop = True
+    first.provider = "posix"
+    assert (second.errors, second.unmet_requirements, second.health_checks) == ([], [], [])
+    assert not second.changed and not second.noop and second.provider == "" and not second.failed
+
+
 # --- the status line of a resource --------------------------------------------------------
 
 def _events():
@@ -104,8 +127,13 @@ def _loggers():
         log.records = []
         return log
 
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
     return {
         "plain": lambda: UserLogger(stream=io.StringIO()),
+        "terminal": lambda: UserLogger(stream=Terminal()),
         "colour": lambda: UserLogger(stream=io.StringIO(), colour=True),
         "no colour": lambda: UserLogger(stream=io.StringIO(), colour=False),
         "records": lambda: recording(colour=False),
@@ -130,6 +158,60 @@ def test_status_lines_equal_the_generic_rendering_of_event_line():
             level, message, attrs = event_line(event)
             plain.log(level, message, *attrs)
             assert _seen(fast) == _seen(plain), (label, event)
+
+
+def test_status_logger_lines_equal_the_generic_rendering_of_event_line():
+    for label, make in _loggers().items():
+        fast, plain = make(), make()
+        log_status = status_logger(fast)   # once per run
+        for event in _events():
+            log_status(event)
+            level, message, attrs = event_line(event)
+            plain.log(level, message, *attrs)
+        assert _seen(fast) == _seen(plain), label
+
+
+def test_status_logger_on_stdout_follows_the_stream_of_each_line(monkeypatch):
+    """A logger without its own stream writes to the ``sys.stdout`` of each line, coloured
+    as that stream asks (``colour_wanted``), like ``log``."""
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    log_status = status_logger(UserLogger())
+    outs = [io.StringIO(), Terminal(), io.StringIO()]
+    for out in outs:
+        monkeypatch.setattr("sys.stdout", out)
+        log_status(_events()[1])
+    assert [o.getvalue() for o in outs] == [
+        " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix\n",
+        " \x1b[33mWARN \x1b[0m file#/etc/motd changed ensure=present runtime=0s provider=posix\n",
+        " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix\n"]
+
+
+def test_status_lines_of_threads_stay_whole_on_a_real_file(tmp_path):
+    """The fast line writer takes no lock for a C text stream (one write() per line): the
+    lines of threads writing at once to one file are all whole."""
+    import threading
+
+    path = tmp_path / "out.log"
+    with open(path, "w", buffering=64) as out:   # small buffer: flushes while other threads write
+        log_status = status_logger(UserLogger(stream=out))
+
+        def work(n):
+            for i in range(1500):
+                log_status(TransactionEvent("file", f"/t{n}/{i}" + "x" * (i % 97), provider="posix",
+                                            requested_ensure="present"))
+
+        workers = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    lines = path.read_text().splitlines()
+    want = {f" INFO  file#/t{n}/{i}{'x' * (i % 97)} stable ensure=present runtime=0s provider=posix"
+            for n in range(6) for i in range(1500)}
+    assert len(lines) == len(want) and set(lines) == want
 
 
 def test_status_line_text():
@@ -158,7 +240,8 @@ def test_a_subclass_with_its_own_log_keeps_it():
 
     log = Upper(stream=io.StringIO(), colour=False)
     log_event(log, _events()[0])
-    assert log.stream.getvalue() == " INFO  FILE#/ETC/MOTD STABLE ensure=present runtime=0s provider=posix\n"
+    status_logger(log)(_events()[0])
+    assert log.stream.getvalue() == " INFO  FILE#/ETC/MOTD STABLE ensure=present runtime=0s provider=posix\n" * 2
 
 
 def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
@@ -171,6 +254,8 @@ def test_status_lines_reach_syslog_as_before(tmp_path, monkeypatch):
             out = io.StringIO()
             log_event(UserLogger(stream=out), _events()[0])   # INFO with --quiet: syslog only
             got = daemon.recv(4096).decode()
+            status_logger(UserLogger(stream=out))(_events()[0])
+            assert daemon.recv(4096).decode()[got.index("]"):] == got[got.index("]"):]
         finally:
             ccmlog.configure()
     assert got.startswith("<30>ccm[") and got.endswith("]: file#/etc/motd stable ensure=present runtime=0s provider=posix")
@@ -308,7 +393,10 @@ def test_summary_counts_what_it_counted_before():
                 unmet_requirements=[f"exec#{n}" for n in range(rng.randint(0, 2))],
                 health_checks=[HealthCheckResult(rng.choice([0, 1, 2, 3, 7])) for _ in range(rng.randint(0, 3))])
             events.append(EventRecord(ev) if rng.random() < 0.5 else ev)
+        if rng.random() < 0.2:   # more start events, anywhere (the last one gives the start time)
+            events.insert(rng.randint(0, len(events)), SessionStartEvent("t", rng.choice([0, 7_000])))
         assert SessionSummary.build(events) == _summary_by_attribute(events), trial
+        assert SessionSummary.build(iter(events)) == _summary_by_attribute(events), trial
 
 
 def test_rfc3339_fraction_as_the_format_spec_gave_it():

@@ -167,6 +167,32 @@ def test_memory_store_index_matches_a_scan_and_resets():
     _same_answers(s, ["file#a"])
 
 
+def test_memory_store_index_built_by_the_first_lookup_then_kept_up_to_date():
+    """The index is made when first asked (a run without require/subscribe never asks),
+    from what was recorded so far; records after that update it."""
+    import random
+
+    rng = random.Random(7)
+    refs = [f"{t}#{n}" for t in ("file", "exec") for n in "abcxyz"]
+    for keep in (True, False):
+        s = MemoryStore()
+        s.keep_events = keep
+        s.start_session()
+        for step in range(300):
+            if rng.random() < 0.6:
+                t = rng.choice(["file", "exec"])
+                ev = event(rng.choice("abcxy"), alias=rng.choice(["", "", "z", "a", "x"]))
+                ev.type = t
+                s.record(ev)
+            else:
+                _same_answers(s, [rng.choice(refs)])
+            if step == 100:
+                s.stop(destroy=True)
+            elif step == 200:
+                s.start_session()
+        _same_answers(s, refs)
+
+
 def test_directory_store_index_sees_other_writers(tmp_path):
     """Events another process adds, back-dates or deletes are seen by the next lookup."""
     mine, theirs = DirectoryStore(str(tmp_path)), DirectoryStore(str(tmp_path))
