@@ -110,7 +110,7 @@ class RunBatch:
         if props.type_name != "file" or values.get("ensure") != "present":
             return False
         # health checks, control, require/subscribe; a refused publish fails the event after the write
-        if not _UNBATCHED.isdisjoint(values) and any(values.get(k) for k in _UNBATCHED):
+        if not _UNBATCHED.isdisjoint(values) and any(map(values.get, _UNBATCHED)):
             return False   # values holds only the keys that are set: most resources have none of these
         name = values.get("name")
         source = values.get("source")

@@ -239,21 +239,19 @@ class RunFlow:
     def _passes_gates(self, props: Properties, event: TransactionEvent, gated: bool) -> bool:
         """``control``, the deferred templates and ``require``: False when the resource is
         skipped (``event`` says why)."""
-        manager = self.manager
         values = props.values
-        # the environment is made only if a template or expression reads it (render_phase calls it)
-        env: Any = manager.lazy_template_environment
+        env: Any = None   # the template environment, made only if a template or expression reads it
         if gated and values.get("control"):
-            env = env()
+            env = self.manager.lazy_template_environment()
             if not _control_allows(props, env):
                 event.skipped = True
                 return False
-        if not self.template_free:
-            P.render_phase(props, env, DEFERRED)
+        if not self.template_free:   # render_phase calls the function only for a template
+            P.render_phase(props, self.manager.lazy_template_environment if env is None else env, DEFERRED)
 
         requires = values.get("require") if gated else None
         if requires:
-            unmet = [ref for ref in requires if manager.session.is_failed(ref)]
+            unmet = self.manager.session.failed_refs(requires)
             if unmet:
                 event.skipped = True
                 event.unmet_requirements = unmet

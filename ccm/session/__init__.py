@@ -123,6 +123,10 @@ class SessionStore:
         ev = self.last_event(ref)
         return ev.failed or bool(ev.unmet_requirements)
 
+    def failed_refs(self, refs: Sequence[str]) -> List[str]:
+        """The ``refs`` that are ``is_failed``, in order (the ``require`` gate)."""
+        return [ref for ref in refs if self.is_failed(ref)]
+
     def should_refresh(self, refs: Sequence[str]) -> bool:
         for ref in refs:
             if self.last_event(ref).changed:
@@ -131,6 +135,9 @@ class SessionStore:
 
     def summary(self) -> SessionSummary:
         return SessionSummary.build(self.all_events())
+
+
+_NO_REF = ("", "", "")
 
 
 class MemoryStore(SessionStore):
@@ -146,19 +153,55 @@ class MemoryStore(SessionStore):
         self._events.append(kept)
         last = self._last
         if last is not None and not isinstance(kept, SessionStartEvent):
-            _index(last, kept)
+            # _index(last, kept), inlined: once the index exists, every event of the run files itself
+            name, alias = kept.name, kept.alias
+            names = last.get(kept.type)
+            if names is None:
+                names = last[kept.type] = {}
+            names[name] = kept
+            if alias and alias != name:
+                names[alias] = kept
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
+        last = self._last
+        if last is None:
+            last = self._build_index()
+        names = last.get(type_name)   # one dict read: _append changes it under the lock
+        return None if names is None else names.get(name)
+
+    def _build_index(self) -> Dict[str, Dict[str, Recorded]]:
+        """The first lookup of this session: index what it recorded so far."""
         with self._lock:
             last = self._last
-            if last is None:   # the first lookup of this session: index what it recorded so far
-                last = self._last = {}
+            if last is None:
+                last = {}
                 for recorded in self._events:
                     if not isinstance(recorded, SessionStartEvent):
                         _index(last, recorded)
-            names = last.get(type_name)
-            return None if names is None else names.get(name)
+                self._last = last
+            return last
+
+    def is_failed(self, ref: str) -> bool:
+        return bool(self.failed_refs((ref,)))
+
+    def failed_refs(self, refs: Sequence[str]) -> List[str]:
+        # last_event(ref) without its calls for each well-formed ref (every resource of a
+        # require chain asks); anything else takes SessionStore's way (and its errors)
+        last = self._last
+        if last is None:
+            last = self._build_index()
+        failed = []
+        for ref in refs:
+            t, _, n = ref.partition("#") if type(ref) is str else _NO_REF
+            names = last.get(t)
+            ev = names.get(n) if names is not None and "#" not in n else None
+            if ev is None:
+                if SessionStore.is_failed(self, ref):   # a malformed ref or none recorded: its error
+                    failed.append(ref)
+            elif ev.failed or ev.unmet_requirements:
+                failed.append(ref)
+        return failed
 
     def all_events(self) -> List[Event]:
         with self._lock:

@@ -145,10 +145,12 @@ def _same_answers(store, refs):
         t, n = ref.split("#", 1)
         scanned = store.events_for(t, n)
         if not scanned:
-            with pytest.raises(SessionError, match=f"no events found for {re.escape(ref)}"):
-                store.last_event(ref)
+            for ask in (store.last_event, store.is_failed):
+                with pytest.raises(SessionError, match=f"no events found for {re.escape(ref)}"):
+                    ask(ref)
         else:
             assert store.last_event(ref).event_id == scanned[-1].event_id
+            assert store.is_failed(ref) is (scanned[-1].failed or bool(scanned[-1].unmet_requirements))
 
 
 def test_memory_store_index_matches_a_scan_and_resets():
@@ -165,6 +167,34 @@ def test_memory_store_index_matches_a_scan_and_resets():
     s.record(event("a"))
     s.stop(destroy=True)
     _same_answers(s, ["file#a"])
+
+
+def test_memory_store_is_failed_answers_as_the_generic_lookup():
+    """MemoryStore.is_failed reads its index directly for a well-formed ref: the answers
+    and errors of SessionStore's last_event-based one."""
+    from ccm.model.errors import ValidationError
+    from ccm.session import SessionStore
+
+    s = MemoryStore()
+    s.start_session()
+    failed, unmet, fine = event("f", alias="af"), event("u"), event("ok")
+    failed.fail("boom")
+    unmet.unmet_requirements = ["file#x"]
+    for ev in (failed, unmet, fine):
+        s.record(ev)
+    for ref in ("file#f", "file#af", "file#u", "file#ok"):
+        assert s.is_failed(ref) is SessionStore.is_failed(s, ref)
+    assert [s.is_failed(r) for r in ("file#f", "file#af", "file#u", "file#ok")] == [True, True, True, False]
+    refs = ["file#ok", "file#u", "file#af", "file#ok", "file#f"]
+    assert s.failed_refs(refs) == SessionStore.failed_refs(s, refs) == ["file#u", "file#af", "file#f"]
+    with pytest.raises(SessionError, match="no events found for file#none"):
+        s.failed_refs(["file#ok", "file#none"])
+    for bad in ("file", "file#", "#x", "a#b#c", 7):
+        with pytest.raises(ValidationError) as fast:
+            s.is_failed(bad)   # type: ignore[arg-type]
+        with pytest.raises(ValidationError) as generic:
+            SessionStore.is_failed(s, bad)   # type: ignore[arg-type]
+        assert str(fast.value) == str(generic.value)
 
 
 def test_memory_store_index_built_by_the_first_lookup_then_kept_up_to_date():
