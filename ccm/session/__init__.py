@@ -153,14 +153,7 @@ class MemoryStore(SessionStore):
         self._events.append(kept)
         last = self._last
         if last is not None and not isinstance(kept, SessionStartEvent):
-            # _index(last, kept), inlined: once the index exists, every event of the run files itself
-            name, alias = kept.name, kept.alias
-            names = last.get(kept.type)
-            if names is None:
-                names = last[kept.type] = {}
-            names[name] = kept
-            if alias and alias != name:
-                names[alias] = kept
+            _index(last, kept)
         return kept
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
