@@ -5,6 +5,10 @@ import gc
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # A run keeps its resources, properties and events alive to the end and makes next to no
 # cyclic garbage, so the default young-generation threshold (700) only re-scans live
 # objects: measured (CPU time in gc callbacks, /usr/bin/python3 3.11, steady apply) 11-16
@@ -62,20 +66,16 @@ def finish(code: int) -> None:
 def _save_import_bundle() -> None:
     """From ccm.pyz: write the command's import bundle again when this run imported a ccm
     module it lacks (``ccm.importbundle``; read by the boot stub)."""
-    stub = sys.modules.get("_ccm_stub")
-    state = getattr(stub, "IMPORT_BUNDLE", None)
-    if state is None:
-        return
-    served = state[2]
-    for name in list(sys.modules):
-        if (name == "ccm" or name.startswith("ccm.")) and name not in served:
-            break
-    else:
+    stub: Any = sys.modules.get("_ccm_stub")
+    unbundled = getattr(stub, "unbundled_modules", None)
+    names = unbundled() if unbundled is not None else []
+    if not names:
         return   # every module came from the bundle: the common case, no import
     try:
         from ccm import importbundle
 
-        importbundle.save(stub, state)
+        path, site_packages, _served = stub.IMPORT_BUNDLE
+        importbundle.save(stub, path, site_packages, names)
     except Exception:   # a cache: never the reason a run fails
         pass
 

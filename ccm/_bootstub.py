@@ -259,6 +259,15 @@ def use_import_bundle(site_packages, argv):
         sys.meta_path.insert(0, _BundleFinder(codes, site_packages))
 
 
+def unbundled_modules():
+    """The ccm modules this process imported that its import bundle did not serve ([]
+    when the warm path looked for no bundle); ``ccm.importbundle`` adds them."""
+    if IMPORT_BUNDLE is None:
+        return []
+    served = IMPORT_BUNDLE[2]
+    return [n for n in list(sys.modules) if (n == "ccm" or n.startswith("ccm.")) and n not in served]
+
+
 class _BundleFinder(object):
     """A meta-path finder for the bundled modules: specs as the path finder makes them
     (origin, package path, a SourceFileLoader for data and resources), code from the bundle."""

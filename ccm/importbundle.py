@@ -18,30 +18,21 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, FrozenSet, List, Tuple
+    from typing import Any, Dict, Iterable, Tuple
 
 MAX_MODULES = 400   # more than every ccm module: a bundle never grows without bound
 
 
-def ours(name: str) -> bool:
-    return name == "ccm" or name.startswith("ccm.")
-
-
-def missing(served: FrozenSet[str]) -> List[str]:
-    """The ccm modules this process imported that the bundle did not serve."""
-    return [name for name in list(sys.modules) if ours(name) and name not in served]
-
-
-def save(stub: Any, state: Tuple[str, str, FrozenSet[str]]) -> bool:
-    """Write the bundle again with this run's new modules; False when nothing was written."""
+def save(stub: Any, path: str, site_packages: str, names: Iterable[str]) -> bool:
+    """Write the bundle again with ``names``, ccm modules of this process it lacks
+    (``stub.unbundled_modules()``); False when nothing was written."""
     from importlib.machinery import SourceFileLoader
     from importlib.util import MAGIC_NUMBER
     import marshal
 
-    path, site_packages, served = state
     prefix = os.path.join(site_packages, "")
     new: Dict[str, Tuple[str, bool, Any]] = {}
-    for name in missing(served):
+    for name in names:
         spec = getattr(sys.modules.get(name), "__spec__", None)
         origin = getattr(spec, "origin", None) or ""
         if spec is None or not isinstance(spec.loader, SourceFileLoader) or not origin.startswith(prefix) \

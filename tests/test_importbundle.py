@@ -19,14 +19,20 @@ def _state(tmp_path: Path, served=frozenset()):
     return str(cache / "imports-apply.test.bundle"), SOURCE_ROOT, frozenset(served)
 
 
-def test_a_saved_bundle_holds_every_imported_ccm_module_and_reads_back(tmp_path):
+def _save(monkeypatch, state) -> bool:
+    """What ccm.__main__ does at exit: the stub's unbundled modules handed to save."""
+    monkeypatch.setattr(stub, "IMPORT_BUNDLE", state)
+    return importbundle.save(stub, state[0], state[1], stub.unbundled_modules())
+
+
+def test_a_saved_bundle_holds_every_imported_ccm_module_and_reads_back(tmp_path, monkeypatch):
     import ccm.apply.engine  # noqa: F401  # one more for sure
 
     state = _state(tmp_path)
-    assert importbundle.save(stub, state)
+    assert _save(monkeypatch, state)
     codes = stub.read_import_bundle(state[0])
     assert codes is not None
-    loaded = {n for n, m in sys.modules.items() if importbundle.ours(n)
+    loaded = {n for n, m in sys.modules.items() if (n == "ccm" or n.startswith("ccm."))
               and (getattr(m, "__file__", "") or "").startswith(SOURCE_ROOT + os.sep)}
     assert set(codes) == loaded and "ccm.apply.engine" in codes
     rel, package, code = codes["ccm.apply"]
@@ -35,13 +41,13 @@ def test_a_saved_bundle_holds_every_imported_ccm_module_and_reads_back(tmp_path)
     namespace: dict = {"__name__": "probe"}
     exec(codes["ccm.model.value"][2], namespace)   # real module code
     assert "ValueObject" in namespace
-    assert not importbundle.save(stub, _state(tmp_path, served=codes))   # nothing new: nothing written
+    assert not _save(monkeypatch, _state(tmp_path, served=codes))   # nothing new: nothing written
 
 
-def test_a_new_module_is_added_to_what_the_bundle_already_holds(tmp_path):
+def test_a_new_module_is_added_to_what_the_bundle_already_holds(tmp_path, monkeypatch):
     state = _state(tmp_path)
     path = Path(state[0])
-    assert importbundle.save(stub, state)
+    assert _save(monkeypatch, state)
     codes = stub.read_import_bundle(state[0])
     assert codes is not None
     kept = codes.pop("ccm.model.value")
@@ -51,7 +57,7 @@ def test_a_new_module_is_added_to_what_the_bundle_already_holds(tmp_path):
 
     path.write_bytes(stub.BUNDLE_HEADER + MAGIC_NUMBER + marshal.dumps(codes))
     served = frozenset(codes)
-    assert importbundle.save(stub, (state[0], state[1], served))
+    assert _save(monkeypatch, (state[0], state[1], served))
     again = stub.read_import_bundle(state[0])
     assert again is not None and set(again) == set(codes) | {"ccm.model.value", "ccm.apply.engine"}
     assert again["ccm.model.value"][:2] == kept[:2]
