@@ -138,7 +138,7 @@ class RunFlow:
     logic per type that declares ``stateless``. ``template_free``: no resource holds a
     template anywhere (a manifest from the plan cache, ``Manifest.template_free``), so
     there is nothing to render at run time. The manager's ``user_log``, ``run_cache``,
-    ``noop`` and working directory must not change while the flow is in use;
+    ``noop``, ``session`` and working directory must not change while the flow is in use;
     ``write_batch`` may (it is handed to the provider per resource).
     """
 
@@ -150,6 +150,7 @@ class RunFlow:
         self.facts = facts = manager.facts_view()
         self._providers: Dict[Any, Tuple[Any, Any]] = {}   # factory -> _new_provider's, for the run
         self._select = manager.registry.select
+        self._failed_refs = manager.session.failed_refs   # the require gate
         self._metrics = manager.metrics if manager.metrics.enabled else None   # the no-op sink: nothing to time
         # ResourceContext's fields, as its __init__ would set them from context() above
         self._context = type("_RunContext", (_FlowContext,), {
@@ -200,8 +201,16 @@ class RunFlow:
 
         values = props.values
         gated = not _GATES.isdisjoint(values)   # values holds only the keys that are set
-        if (gated or not self.template_free) and not self._passes_gates(props, event, gated):
-            return
+        if gated or not self.template_free:
+            if (not self.template_free or "control" in values) and not self._passes_gates(props, event, gated):
+                return
+            requires = values.get("require") if gated else None   # rendered in place, if it was a template
+            if requires:
+                unmet = self._failed_refs(requires)
+                if unmet:
+                    event.skipped = True
+                    event.unmet_requirements = unmet
+                    return
 
         logic = spec.new_logic()
         # Nested manifests run their child in health-check-only mode instead of skipping it.
@@ -237,8 +246,8 @@ class RunFlow:
                 event.fail(err)
 
     def _passes_gates(self, props: Properties, event: TransactionEvent, gated: bool) -> bool:
-        """``control``, the deferred templates and ``require``: False when the resource is
-        skipped (``event`` says why)."""
+        """``control`` and the deferred templates, before the ``require`` gate: False when
+        ``control`` skips the resource (``event`` says so)."""
         values = props.values
         env: Any = None   # the template environment, made only if a template or expression reads it
         if gated and values.get("control"):
@@ -248,14 +257,6 @@ class RunFlow:
                 return False
         if not self.template_free:   # render_phase calls the function only for a template
             P.render_phase(props, self.manager.lazy_template_environment if env is None else env, DEFERRED)
-
-        requires = values.get("require") if gated else None
-        if requires:
-            unmet = self.manager.session.failed_refs(requires)
-            if unmet:
-                event.skipped = True
-                event.unmet_requirements = unmet
-                return False
         return True
 
 

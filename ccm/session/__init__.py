@@ -45,17 +45,6 @@ def index_keys(event: Recorded) -> List[RefKey]:
     return keys
 
 
-def _index(last: Dict[str, Dict[str, Recorded]], event: Recorded) -> None:
-    """File ``event`` in ``last`` under the keys of ``index_keys`` (by type, then name)."""
-    name, alias = event.name, event.alias
-    names = last.get(event.type)
-    if names is None:
-        names = last[event.type] = {}
-    names[name] = event
-    if alias and alias != name:
-        names[alias] = event
-
-
 class SessionStore:
     def __init__(self) -> None:
         self.listeners: List[Callable[[TransactionEvent], None]] = []
@@ -137,33 +126,37 @@ class SessionStore:
         return SessionSummary.build(self.all_events())
 
 
-_NO_REF = ("", "", "")
+def _file(last: Dict[str, Recorded], event: Recorded) -> None:
+    """File ``event`` in ``last`` under the references that name it."""
+    type_name, name, alias = event.type, event.name, event.alias
+    if "#" not in name:
+        last[f"{type_name}#{name}"] = event
+    if alias and alias != name and "#" not in alias:
+        last[f"{type_name}#{alias}"] = event
 
 
 class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
-        # the newest event under each key of index_keys, by type then name-or-alias (no
-        # (type, name) tuple made and kept per event); built by the first lookup, then kept
-        # up to date: a run whose resources never require or subscribe never builds it
-        self._last: Optional[Dict[str, Dict[str, Recorded]]] = None
+        # The newest event under each reference that names it, "type#name" and
+        # "type#alias" (a reference has exactly one "#", so a name holding one is filed
+        # under none; type names never hold one). Built by the first lookup, then kept up
+        # to date: a run whose resources never require or subscribe never builds it.
+        self._last: Optional[Dict[str, Recorded]] = None
 
     def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
         last = self._last
-        if last is not None and not isinstance(kept, SessionStartEvent):
-            _index(last, kept)
+        if last is not None and kept.__class__ is not SessionStartEvent:
+            name = kept.name   # _file inlined for the common case: once per resource of a require chain
+            if not kept.alias and "#" not in name:
+                last[f"{kept.type}#{name}"] = kept
+            else:
+                _file(last, kept)
         return kept
 
-    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
-        last = self._last
-        if last is None:
-            last = self._build_index()
-        names = last.get(type_name)   # one dict read: _append changes it under the lock
-        return None if names is None else names.get(name)
-
-    def _build_index(self) -> Dict[str, Dict[str, Recorded]]:
+    def _build_index(self) -> Dict[str, Recorded]:
         """The first lookup of this session: index what it recorded so far."""
         with self._lock:
             last = self._last
@@ -171,24 +164,31 @@ class MemoryStore(SessionStore):
                 last = {}
                 for recorded in self._events:
                     if not isinstance(recorded, SessionStartEvent):
-                        _index(last, recorded)
+                        _file(last, recorded)
                 self._last = last
             return last
+
+    def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
+        last = self._last
+        if last is None:
+            last = self._build_index()
+        return last.get(f"{type_name}#{name}")
 
     def is_failed(self, ref: str) -> bool:
         return bool(self.failed_refs((ref,)))
 
     def failed_refs(self, refs: Sequence[str]) -> List[str]:
-        # last_event(ref) without its calls for each well-formed ref (every resource of a
-        # require chain asks); anything else takes SessionStore's way (and its errors)
+        # last_event(ref) without its calls for each ref the index holds (every resource
+        # of a require chain asks); anything else takes SessionStore's way (and its errors)
         last = self._last
         if last is None:
             last = self._build_index()
         failed = []
         for ref in refs:
-            t, _, n = ref.partition("#") if type(ref) is str else _NO_REF
-            names = last.get(t)
-            ev = names.get(n) if names is not None and "#" not in n else None
+            try:
+                ev = last.get(ref)
+            except TypeError:   # not a string (validation admits none): SessionStore's error
+                ev = None
             if ev is None:
                 if SessionStore.is_failed(self, ref):   # a malformed ref or none recorded: its error
                     failed.append(ref)
@@ -202,8 +202,7 @@ class MemoryStore(SessionStore):
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
-            self._events = []
-            self._last = None
+            self._events, self._last = [], None
             start = SessionStartEvent()
             self._events.append(start)
             return start
@@ -212,8 +211,7 @@ class MemoryStore(SessionStore):
         summary = self.summary()
         if destroy:
             with self._lock:
-                self._events = []
-                self._last = None
+                self._events, self._last = [], None
         return summary
 
 
