@@ -46,7 +46,8 @@ log = internal("ccm.apply")
 # them; smaller batches also keep the window in which a crash leaves all files old short.
 DEFAULT_LIMIT = 64
 
-# properties whose (non-empty) value keeps a resource out of a batch
+# properties whose (non-empty) value keeps a resource out of a batch (``admits`` tests
+# each: values holds only the keys that are set, and ``in`` is the cheapest test)
 _UNBATCHED = frozenset(("health_checks", "control", "require", "subscribe", "register_when_stable"))
 
 
@@ -110,8 +111,10 @@ class RunBatch:
         if props.type_name != "file" or values.get("ensure") != "present":
             return False
         # health checks, control, require/subscribe; a refused publish fails the event after the write
-        if not _UNBATCHED.isdisjoint(values) and any(map(values.get, _UNBATCHED)):
-            return False   # values holds only the keys that are set: most resources have none of these
+        if (("require" in values and values["require"]) or ("subscribe" in values and values["subscribe"])
+                or ("control" in values and values["control"]) or ("health_checks" in values and values["health_checks"])
+                or ("register_when_stable" in values and values["register_when_stable"])):
+            return False   # one of _UNBATCHED: most resources have none of these
         name = values.get("name")
         source = values.get("source")
         if self._template_free and not source and type(name) is str:   # a steady run's resources

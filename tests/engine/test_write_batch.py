@@ -347,6 +347,36 @@ def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
     assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
 
 
+@pytest.mark.parametrize("template_free", [True, False])
+def test_each_unbatched_property_keeps_a_resource_out_only_when_it_is_not_empty(tmp_path, template_free):
+    """``admits`` tests every key of ``_UNBATCHED`` on its own (not through the set)."""
+    from types import SimpleNamespace
+
+    from ccm.apply.batch import _UNBATCHED
+    from ccm.model.resource import Properties
+
+    m = make_manager()
+    fields = m.spec("file").all_fields
+    set_values = {"require": ["file#/x"], "subscribe": ["exec#y"], "control": {"if": "true"},
+                  "health_checks": [{"command": "/bin/true"}],
+                  "register_when_stable": [{"cluster": "c", "service": "s"}]}
+    empty_values = {"require": [], "subscribe": [], "control": {}, "health_checks": [], "register_when_stable": []}
+    assert set(set_values) == set(empty_values) == _UNBATCHED
+
+    def entry(**extra):
+        values = {"name": str(tmp_path / "f"), "ensure": "present", "content": "x", **extra}
+        return SimpleNamespace(props=Properties("file", values, fields))
+
+    plain = entry()
+    manifest = SimpleNamespace(resources=[plain], template_free=template_free)
+    batch = RunBatch(manifest, str(tmp_path))
+    assert batch.admits(plain)
+    for key in sorted(_UNBATCHED):
+        assert not batch.admits(entry(**{key: set_values[key]})), key
+        assert batch.admits(entry(**{key: empty_values[key]})), key
+    batch.discard()
+
+
 def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
     """The template-free shortcut of ``admits`` against the full test, entry by entry, with
     nothing staged and with a staged write the later paths lie under or beside."""
