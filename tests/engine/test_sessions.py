@@ -197,6 +197,27 @@ def test_memory_store_is_failed_answers_as_the_generic_lookup():
         assert str(fast.value) == str(generic.value)
 
 
+@pytest.mark.parametrize("built_first", [False, True])
+def test_memory_store_never_answers_a_reference_with_two_hashes(built_first):
+    """A name holding "#" is filed under no reference (a reference has exactly one "#"),
+    whether the index files it as it is recorded or builds itself later."""
+    from ccm.model.errors import ValidationError
+
+    s = MemoryStore()
+    s.start_session()
+    if built_first:
+        s.record(event("first"))
+        assert s.failed_refs(["file#first"]) == []   # builds the index: later events are filed as recorded
+    s.record(event("a#b", alias="c"))
+    s.record(event("d", alias="e#f"))
+    assert s.last_event("file#c").name == "a#b" and s.last_event("file#d").name == "d"
+    for bad in ("file#a#b", "file#e#f", ["file#d"]):
+        with pytest.raises(ValidationError):
+            s.failed_refs([bad])   # type: ignore[list-item]
+    with pytest.raises(SessionError, match="no events found for file#a"):
+        s.failed_refs(["file#a"])
+
+
 def test_memory_store_index_built_by_the_first_lookup_then_kept_up_to_date():
     """The index is made when first asked (a run without require/subscribe never asks),
     from what was recorded so far; records after that update it."""
