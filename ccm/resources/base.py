@@ -207,7 +207,7 @@ class RunFlow:
         if gated or not self.template_free:
             if (not self.template_free or "control" in values) and not self._passes_gates(props, event, gated):
                 return
-            requires = values.get("require") if gated else None   # rendered in place, if it was a template
+            requires = values.get("require") if gated else None   # after _passes_gates: it renders in place
             if requires:
                 unmet = self._failed_refs(requires)
                 if unmet:

@@ -148,7 +148,7 @@ class MemoryStore(SessionStore):
     def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
         last = self._last
-        if last is not None and kept.__class__ is not SessionStartEvent:
+        if last is not None and not isinstance(kept, SessionStartEvent):
             name = kept.name   # _file inlined for the common case: once per resource of a require chain
             if not kept.alias and "#" not in name:
                 last[f"{kept.type}#{name}"] = kept
