@@ -52,8 +52,8 @@ class TypeSpec(ValueObject):
     cli_help: str
     cli_aliases: Tuple[str, ...]
     cli_flags: str
-    # (``logic``, its imported class): imported once, not per resource (each resource
-    # still gets a fresh instance); not part of repr or equality
+    # (``logic``, its imported class, the shared instance of a ``stateless`` one): imported
+    # once, not per resource (others get a fresh instance each); not part of repr or equality
     _logic_class: Tuple[str, Any, Optional[TypeLogic[Any]]]
     _all_fields: Tuple[Any, Tuple[Field, ...]]
 

@@ -17,32 +17,34 @@ from ccm.model.resource import parse_ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+    from typing import Callable, Dict, List, Optional, Sequence, Union
 
     from ccm.model.events import RecordedEvent
 
     Recorded = RecordedEvent
     Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
-    RefKey = Tuple[str, str]
 else:
     def __getattr__(name: str) -> object:
         """The aliases above, built (with typing) for the modules that import them at run time:
         a plain apply uses them in annotations only and imports no typing."""
-        from typing import Tuple, Union
+        from typing import Union
 
         aliases = {"Recorded": Union[TransactionEvent, EventRecord],
-                   "Event": Union[TransactionEvent, EventRecord, SessionStartEvent], "RefKey": Tuple[str, str]}
+                   "Event": Union[TransactionEvent, EventRecord, SessionStartEvent]}
         if name in aliases:
             return aliases[name]
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def index_keys(event: Recorded) -> List[RefKey]:
-    """The ``(type, name-or-alias)`` keys a ``type#x`` lookup finds ``event`` under."""
-    keys = [(event.type, event.name)]
-    if event.alias and event.alias != event.name:
-        keys.append((event.type, event.alias))
-    return keys
+def file_under_refs(last: Dict[str, Recorded], event: Recorded) -> None:
+    """File ``event`` in ``last`` under the references that name it, ``type#name`` and
+    ``type#alias`` (a reference has exactly one "#": a name holding one is filed under
+    none; type names never hold one). Both stores' indexes are keyed so."""
+    type_name, name, alias = event.type, event.name, event.alias
+    if "#" not in name:
+        last[f"{type_name}#{name}"] = event
+    if alias and alias != name and "#" not in alias:
+        last[f"{type_name}#{alias}"] = event
 
 
 class SessionStore:
@@ -126,34 +128,24 @@ class SessionStore:
         return SessionSummary.build(self.all_events())
 
 
-def _file(last: Dict[str, Recorded], event: Recorded) -> None:
-    """File ``event`` in ``last`` under the references that name it."""
-    type_name, name, alias = event.type, event.name, event.alias
-    if "#" not in name:
-        last[f"{type_name}#{name}"] = event
-    if alias and alias != name and "#" not in alias:
-        last[f"{type_name}#{alias}"] = event
-
-
 class MemoryStore(SessionStore):
     def __init__(self) -> None:
         super().__init__()
         self._events: List[Event] = []
-        # The newest event under each reference that names it, "type#name" and
-        # "type#alias" (a reference has exactly one "#", so a name holding one is filed
-        # under none; type names never hold one). Built by the first lookup, then kept up
-        # to date: a run whose resources never require or subscribe never builds it.
+        # The newest event under each reference that names it (file_under_refs). Built by
+        # the first lookup, then kept up to date: a run whose resources never require or
+        # subscribe never builds it.
         self._last: Optional[Dict[str, Recorded]] = None
 
     def _append(self, event: Event, kept: Event) -> Event:
         self._events.append(kept)
         last = self._last
         if last is not None and not isinstance(kept, SessionStartEvent):
-            name = kept.name   # _file inlined for the common case: once per resource of a require chain
+            name = kept.name   # file_under_refs inlined for the common case: once per resource of a require chain
             if not kept.alias and "#" not in name:
                 last[f"{kept.type}#{name}"] = kept
             else:
-                _file(last, kept)
+                file_under_refs(last, kept)
         return kept
 
     def _build_index(self) -> Dict[str, Recorded]:
@@ -164,7 +156,7 @@ class MemoryStore(SessionStore):
                 last = {}
                 for recorded in self._events:
                     if not isinstance(recorded, SessionStartEvent):
-                        _file(last, recorded)
+                        file_under_refs(last, recorded)
                 self._last = last
             return last
 

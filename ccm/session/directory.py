@@ -25,7 +25,7 @@ from ccm.log import internal
 from ccm.model.errors import SessionError
 from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
                               SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, Recorded, RefKey, SessionStore, index_keys
+from ccm.session import Event, Recorded, SessionStore, file_under_refs
 from ccm.session.watch import IN_CREATE, IN_MOVED_TO, DirWatch
 
 log = internal("ccm.session")
@@ -78,7 +78,7 @@ class DirectoryStore(SessionStore):
         self.directory = os.path.abspath(os.path.normpath(directory))
         self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
         self._seen: Set[str] = set()  # names of the listing already accounted for
-        self._last: Dict[RefKey, Recorded] = {}
+        self._last: Dict[str, Recorded] = {}   # file_under_refs
         self._newest: Tuple[int, str] = (-1, "")
         self._watch: Optional[DirWatch] = None   # changes since the last listing (Linux)
         self._unreadable = False   # the last listing left event files to retry
@@ -256,14 +256,13 @@ class DirectoryStore(SessionStore):
     def _index_add(self, item: Loaded) -> None:
         order, event_id, event = item
         if not isinstance(event, SessionStartEvent):
-            for key in index_keys(event):
-                self._last[key] = event
+            file_under_refs(self._last, event)
         self._newest = max(self._newest, (order, event_id))
 
     def _last_for(self, type_name: str, name: str) -> Optional[Recorded]:
         with self._lock:
             self._sync_index()
-            return self._last.get((type_name, name))
+            return self._last.get(f"{type_name}#{name}")
 
     def stop(self, destroy: bool = False) -> SessionSummary:
         summary = self.summary()
