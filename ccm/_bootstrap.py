@@ -14,9 +14,12 @@ else, which
    as given, with a clear error if it cannot work), else the first usable of ``~/.shiv``
    (HOME, or the passwd entry when HOME is unset, as under cron), then a per-user
    ``ccm-<uid>`` directory in ``$XDG_RUNTIME_DIR``, ``$TMPDIR``, ``/var/tmp``, ``/tmp``,
-   ``/dev/shm``. Usable: a directory owned by us, not writable by others, writable (or
-   already holding this build), not on a ``noexec`` mount (extensions cannot be mapped
-   from one);
+   ``/dev/shm``. Usable: a directory that passes the trust rule (it and every directory
+   above it, never through a symlink, owned by root or us and writable by nobody else; a
+   sticky one such as /tmp only on the way to one of ours: ``_ccm_stub.chain_problem``),
+   writable (or already holding this build), not on a ``noexec`` mount (extensions cannot
+   be mapped from one). SHIV_ROOT must pass the same rule: root never imports from a tree
+   whose path another user can change;
 3. verifies an existing extraction: the ctime of every unpacked directory is recorded
    when it is unpacked, and deleting any file (a tmp cleaner) changes its directory's
    ctime, so a damaged tree is detected with one stat per directory and re-extracted
@@ -36,6 +39,7 @@ The syntax stays parseable by Python 2.7 and 3.6 (no f-strings, no annotations, 
 on the interpreters it rejects.
 """
 import os
+import stat
 import sys
 
 try:
@@ -146,6 +150,7 @@ def write_marker(target):
     .pyc is harmless: Python rewrites it).
     """
     site = os.path.join(target, "site-packages")
+    _private(target)
     dirs = []
     for dirpath, dirnames, filenames in os.walk(site):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -153,6 +158,7 @@ def write_marker(target):
             pyc = os.path.join(dirpath, "__pycache__")
             if not os.path.isdir(pyc):
                 os.mkdir(pyc, 0o755)
+        _private(dirpath)
         dirs.append(dirpath)
     fd = os.open(os.path.join(target, INUSE), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     os.close(fd)  # the in-use lock file (see _ccm_stub.hold)
@@ -163,6 +169,14 @@ def write_marker(target):
     with open(tmp, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     os.rename(tmp, os.path.join(target, MARKER))
+
+
+def _private(path):
+    """Take group and other write away from a directory we just unpacked (the extractor
+    honours the umask; the trust rule wants neither)."""
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    if mode & stub.SHARED:
+        os.chmod(path, mode & ~stub.SHARED)
 
 
 def _discard(path):
@@ -188,7 +202,7 @@ def extract(target, archive_path, force=False):
     from _bootstrap import extract_site_packages  # type: ignore[import-not-found]  # shiv's, from this zip
 
     parent, name = os.path.split(target)
-    fd = os.open(os.path.join(parent, "." + name + ".ccm-lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(os.path.join(parent, "." + name + ".ccm-lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if not force and extraction_ok(target):
@@ -255,7 +269,6 @@ def prune(root, current):
     before in-use locks existed have no lock file and are pruned only when older still.
     """
     import re
-    import stat
 
     try:
         names = os.listdir(root)
@@ -297,40 +310,16 @@ _noexec = stub.noexec
 _roots = stub.roots
 
 
-def probe(root, target_name, private=True, explicit=False):
-    """Make ``root`` usable for ``root/target_name`` or raise BootError with the reason."""
-    import errno
-    import stat
+def probe(root, target_name, explicit=False):
+    """Make ``root`` usable for ``root/target_name`` or raise BootError with the reason.
 
-    try:
-        st = os.lstat(root)
-    except OSError as exc:
-        if exc.errno != errno.ENOENT:
-            raise BootError(exc.strerror)
-        if _noexec(os.path.dirname(root)):
-            raise BootError("mounted noexec")
-        try:
-            if explicit:
-                os.makedirs(root, 0o700)
-            else:
-                os.mkdir(root, 0o700)  # never create a missing home or /tmp itself
-            st = os.lstat(root)
-        except OSError as exc2:
-            raise BootError(exc2.strerror)
-    if stat.S_ISLNK(st.st_mode):
-        if private and not explicit:
-            raise BootError("is a symlink")
-        try:
-            st = os.stat(root)
-        except OSError as exc:
-            raise BootError(exc.strerror)
-    if not stat.S_ISDIR(st.st_mode):
-        raise BootError("not a directory")
-    if not explicit:
-        if st.st_uid != os.geteuid():
-            raise BootError("owned by uid %d" % st.st_uid)
-        if st.st_mode & stat.S_IWOTH or (st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid()):
-            raise BootError("writable by others")
+    ``root`` must pass the trust rule (``_ccm_stub.chain_problem``); a missing root is made
+    in a parent that passes it (SHIV_ROOT: every missing directory; a default: the last one
+    only, never a missing home or /tmp itself).
+    """
+    problem = stub.chain_problem(root, create=root.count("/") if explicit else 1)
+    if problem:
+        raise BootError(problem)
     if _noexec(root):
         raise BootError("mounted noexec")
     target = os.path.join(root, target_name)
@@ -341,7 +330,8 @@ def probe(root, target_name, private=True, explicit=False):
 
 def _explicit_error(environ, reason):
     return BootError("SHIV_ROOT=%s is not usable (%s); unset it or point it at a writable "
-                     "directory on a filesystem without noexec" % (environ["SHIV_ROOT"], reason))
+                     "directory only root and you can change, on a filesystem without noexec"
+                     % (environ["SHIV_ROOT"], reason))
 
 
 def _none_usable(tried):
@@ -352,9 +342,9 @@ def _none_usable(tried):
 def choose_target(environ, target_name):
     """The extraction directory to use, or BootError naming every place tried and why."""
     tried = []
-    for root, private, explicit in _roots(environ):
+    for root, explicit in _roots(environ):
         try:
-            return probe(root, target_name, private=private, explicit=explicit)
+            return probe(root, target_name, explicit=explicit)
         except BootError as exc:
             if explicit:
                 raise _explicit_error(environ, exc)
@@ -369,16 +359,16 @@ def prepare(environ, archive_path, target_name, force=False):
     like one that fails them; SHIV_ROOT, when set, is the only root tried.
     """
     tried = []
-    for root, private, explicit in _roots(environ):
+    for root, explicit in _roots(environ):
         try:
-            target = probe(root, target_name, private=private, explicit=explicit)
+            target = probe(root, target_name, explicit=explicit)
             if force or not extraction_ok(target):
                 extract(target, archive_path, force=force)
             return target
         except BootError as exc:
             reason = str(exc)
         except (OSError, IOError) as exc:
-            reason = "cannot unpack: %s" % (getattr(exc, "strerror", None) or exc)
+            reason = "cannot unpack: %s" % (exc.strerror or exc)
         if explicit:
             raise _explicit_error(environ, reason)
         tried.append("%s (%s)" % (root, reason))

@@ -12,6 +12,7 @@ bundle, when one was written). Everything else is ``_ccm_boot``
 by Python 2.7 and 3.6 (no f-strings, no annotations): the guard must be able to refuse.
 """
 import os
+import stat
 import sys
 
 # Filled in by build_zipapp.py in the copy that goes into the zip.
@@ -25,7 +26,7 @@ MARKER_VERSION = "ccm-extract 1"
 INUSE = ".ccm-inuse"
 ENTRY_MODULE = "ccm.__main__"  # shiv's entry point ccm.__main__:main
 _MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64")}
-_ST_NOEXEC = getattr(os, "ST_NOEXEC", 8)
+ST_NOEXEC = 8  # os.ST_NOEXEC on Linux (named here: Python 2.7 has no os.ST_NOEXEC, and the guard must run there)
 
 
 def build_id():
@@ -66,22 +67,27 @@ def interpreter_problem(supported=None, arch=None):
 
 
 def extraction_ok(target):
-    """True when ``target`` holds a complete extraction (marker present, dirs untouched)."""
+    """True when ``target`` holds a complete extraction: marker present, every directory of
+    it untouched (its recorded ctime) and, like ``target``, passing the trust rule."""
     try:
         with open(os.path.join(target, MARKER)) as fh:
             lines = fh.read().splitlines()
     except (OSError, IOError):
         return False
-    if not lines or lines[0] != MARKER_VERSION:
+    if len(lines) < 2 or lines[0] != MARKER_VERSION:
         return False
+    uid = os.geteuid()
     try:
+        if dir_problem(os.lstat(target), uid) is not None:
+            return False
         for line in lines[1:]:
             ctime, rel = line.split("\t", 1)
-            if os.stat(os.path.join(target, rel)).st_ctime_ns != int(ctime):
+            st = os.lstat(os.path.join(target, rel))
+            if st.st_ctime_ns != int(ctime) or st.st_mode & SHARED or (st.st_uid != uid and st.st_uid != 0):
                 return False
     except (OSError, ValueError):
         return False
-    return len(lines) > 1
+    return True
 
 
 def home(environ):
@@ -96,34 +102,102 @@ def home(environ):
         return None
 
 
+SYSTEM_TMP = ("/var/tmp", "/tmp", "/dev/shm")
+
+
 def candidates(environ):
-    """[(root, private)] in order of preference; ``private`` = a per-user dir in a shared one."""
+    """The default extraction roots, absolute and normalised, in order of preference."""
     out = []
     home_dir = home(environ)
     if home_dir and os.path.isabs(home_dir):
-        out.append((os.path.join(home_dir, ".shiv"), False))
+        out.append(os.path.normpath(os.path.join(home_dir, ".shiv")))
     uid = os.geteuid()
-    for base in (environ.get("XDG_RUNTIME_DIR"), environ.get("TMPDIR"), "/var/tmp", "/tmp",
-                 "/dev/shm"):
+    for base in (environ.get("XDG_RUNTIME_DIR"), environ.get("TMPDIR")) + SYSTEM_TMP:
         if base and os.path.isabs(base):
             root = os.path.join(os.path.normpath(base), "ccm-%d" % uid)
-            if root not in [r for r, _ in out]:
-                out.append((root, True))
+            if root not in out:
+                out.append(root)
     return out
 
 
 def roots(environ):
-    """[(root, private, explicit)]: SHIV_ROOT alone when set, else the candidates."""
+    """[(root, explicit)]: SHIV_ROOT alone when set, else the candidates."""
     explicit = environ.get("SHIV_ROOT")
     if explicit:
-        return [(os.path.abspath(os.path.expanduser(explicit)), False, True)]
-    return [(root, private, False) for root, private in candidates(environ)]
+        return [(os.path.abspath(os.path.expanduser(explicit)), True)]
+    return [(root, False) for root in candidates(environ)]
+
+
+# --- the trust rule: nobody but root and us can change what an extraction root's path names ---
+# What: every directory from / down to the root, each lstat'ed (so never through a symlink),
+# owned by root or the euid and writable by neither group nor others (with an ACL, the group
+# bits are its mask), as OpenSSH asks of ~/.ssh. A sticky directory others may write (/tmp)
+# passes when the next component is one of these (in a sticky directory only its owner can
+# rename an entry). Checked top-down, each directory after its parent, so no other user can
+# move a checked directory away afterwards: the path names the checked tree for good, and
+# importing by path is safe. Costs one lstat per component.
+SHARED = 0o022
+
+
+def dir_problem(st, uid, after_shared=False, last=True):
+    """Why a directory whose lstat is ``st`` cannot be (on the way to) an extraction root, or None."""
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        return "is a symlink"
+    if not stat.S_ISDIR(mode):
+        return "is not a directory"
+    if st.st_uid != uid and st.st_uid != 0:
+        return "is owned by uid %d" % st.st_uid
+    if mode & SHARED and (last or after_shared or not mode & stat.S_ISVTX):
+        return "is writable by others"
+    return None
+
+
+def chain_problem(path, create=0):
+    """None when ``path`` (absolute, normalised) and every directory above it pass the trust
+    rule, else why not ("<directory> <reason>"). The last ``create`` components are made when
+    missing (0700 the last, 0755 the others), each only after its parent passed."""
+    uid = os.geteuid()
+    names = [n for n in path.split("/") if n]
+    last = len(names)
+    after_shared = False
+    current = "/"
+    for i in range(last + 1):
+        if i:
+            current = os.path.join(current, names[i - 1])
+        try:
+            st = os.lstat(current)
+        except OSError as exc:
+            if exc.errno != 2 or i <= last - create:  # ENOENT
+                return "%s: %s" % (current, exc.strerror)
+            problem = _create(current, i == last)
+            if problem:
+                return problem
+            st = os.lstat(current)
+        problem = dir_problem(st, uid, after_shared, i == last)
+        if problem:
+            return "%s %s" % (current, problem)
+        after_shared = bool(st.st_mode & SHARED)
+    return None
+
+
+def _create(path, last):
+    """Make the missing directory ``path`` (another process may make it first: the caller
+    checks what is there); why not, or None."""
+    if last and noexec(os.path.dirname(path)):
+        return "%s: mounted noexec" % path
+    try:
+        os.mkdir(path, 0o700 if last else 0o755)
+    except OSError as exc:
+        if exc.errno != 17:  # EEXIST
+            return "cannot create %s: %s" % (path, exc.strerror)
+    return None
 
 
 def noexec(path):
     while True:
         try:
-            return bool(os.statvfs(path).f_flag & _ST_NOEXEC)
+            return bool(os.statvfs(path).f_flag & ST_NOEXEC)
         except OSError:
             parent = os.path.dirname(path)
             if parent == path:
@@ -136,7 +210,7 @@ def hold(target):
     import fcntl
 
     try:
-        fd = os.open(os.path.join(target, INUSE), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(os.path.join(target, INUSE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -153,26 +227,13 @@ _held = []  # type: list  # fds of in-use locks, kept open (close-on-exec) until
 
 def _fast_target(environ):
     """The tree to run from when the first root is usable and holds this build, else None."""
-    import stat
-
     if not BUILD_ID or [k for k in environ if k.startswith("SHIV_") and k != "SHIV_ROOT"]:
         return None
     found = roots(environ)
     if not found:
         return None
-    root, private, explicit = found[0]
-    try:
-        st = os.lstat(root)
-        if stat.S_ISLNK(st.st_mode):
-            if private and not explicit:
-                return None
-            st = os.stat(root)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or noexec(root):
-        return None
-    if not explicit and (st.st_uid != os.geteuid() or st.st_mode & stat.S_IWOTH
-                         or (st.st_mode & stat.S_IWGRP and st.st_gid != os.getegid())):
+    root = found[0][0]
+    if chain_problem(root) is not None or noexec(root):
         return None
     target = os.path.join(root, "ccm_" + BUILD_ID)
     fd = hold(target)  # before the check: a pruner renames a tree only while nobody holds it

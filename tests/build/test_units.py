@@ -73,7 +73,7 @@ def test_symlinked_private_dir_refused(tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(real)
     with pytest.raises(boot.BootError, match="symlink"):
-        boot.probe(str(link), "ccm_x", private=True)
+        boot.probe(str(link), "ccm_x")
 
 
 def test_explicit_root_created(tmp_path: Path) -> None:
