@@ -105,7 +105,7 @@ test-systemd: pyz
 
 # Static checks (configured in pyproject.toml): ruff's small rule set and mypy, both zero findings.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ccm tests bench
+	$(VENV)/bin/ruff check ccm pyzboot tests bench
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -5,10 +5,12 @@ What: downloads the manylinux wheels pinned in requirements.txt for each CPython
 ``--pythons`` and the ``--arch`` (pure wheels are shared), merges them into one
 site-packages (extension file names carry the ABI tag, so ``rpds.cpython-39-...so`` and
 ``rpds.cpython-313-...so`` sit side by side; psutil is abi3), strips the extensions, adds
-the ``ccm`` package from this tree and bundles it with shiv. ``ccm/_bootstub.py`` goes to
-the top of the zip as ``_ccm_stub.py``, the entry module: it starts a warm tree by itself
-and hands everything else to ``ccm/_bootstrap.py`` (``_ccm_boot.py``: guard message,
-extraction root, unpacking, then shiv's bootstrap; see those modules). For the host's architecture ``dist/ccm.pyz`` is a copy.
+the ``ccm`` package from this tree and bundles it with shiv. The boot code, ``pyzboot/``
+(not part of ``ccm``), goes to the top of the zip: ``stub.py`` as ``_ccm_stub.py``, the
+entry module, which starts a warm tree by itself and hands everything else to ``boot.py``
+(``_ccm_boot.py``: guard message, extraction root, unpacking, then shiv's bootstrap), and
+``bundle.py`` as ``_ccm_bundle.py`` (the import bundle's writer); see those modules. For the
+host's architecture ``dist/ccm.pyz`` is a copy.
 
 Guarantees: the same inputs (wheels, source tree, SOURCE_DATE_EPOCH, this script, the
 build Python's zlib and binutils' strip) give the same bytes: one timestamp for every
@@ -46,8 +48,10 @@ ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 MAX_GLIBC_MINOR = 17  # manylinux2014 = glibc 2.17: RHEL 7 and every host we target
 SIZE_BUDGET = {"x86_64": 8 * 1024 * 1024}
 ENTRY_POINT = "ccm.__main__:main"
-BOOT_MODULE = "_ccm_boot"  # top-level module in the zip, made from ccm/_bootstrap.py
-STUB_MODULE = "_ccm_stub"  # the entry module in the zip, made from ccm/_bootstub.py
+BOOT_PACKAGE = REPO / "pyzboot"
+STUB_MODULE = "_ccm_stub"  # the entry module in the zip, made from pyzboot/stub.py
+# the other top-level modules in the zip: {name in the zip: source in pyzboot/}
+BOOT_MODULES = {"_ccm_boot": "boot.py", "_ccm_bundle": "bundle.py"}
 # The site-packages entries, nested in one stored member: Python reads a zipapp's whole
 # central directory, entry by entry in Python code, on every run (~6 us an entry, 370
 # entries: 2 ms), and only an extraction reads site-packages (``_ccm_boot.extract``).
@@ -310,12 +314,12 @@ def check_extensions(site: Path, pythons: List[str], arch: str) -> Dict[str, Lis
 
 def boot_source(pythons: List[str], arch: str, build_id: str) -> bytes:
     """The stub with this build's SUPPORTED, ARCH and BUILD_ID filled in."""
-    text = (REPO / "ccm" / "_bootstub.py").read_text()
+    text = (BOOT_PACKAGE / "stub.py").read_text()
     supported = "(" + "".join(f"({py.replace('.', ', ')}), " for py in pythons) + ")"
     for name, value in (("SUPPORTED", supported), ("ARCH", repr(arch)), ("BUILD_ID", repr(build_id))):
         text, n = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
         if n != 1:
-            raise SystemExit(f"build_zipapp: ccm/_bootstub.py has no {name} line")
+            raise SystemExit(f"build_zipapp: pyzboot/stub.py has no {name} line")
     return text.encode("utf-8")
 
 
@@ -326,16 +330,18 @@ def boot_source(pythons: List[str], arch: str, build_id: str) -> bytes:
 # compiling the stub costs ~7.5 M instructions, ~2 ms, on every run), else compiled once
 # from the zip's bytes; outside a zip (no ``archive``) it is imported as usual.
 # Parseable by Python 2.7, like the stub: the guard has to be able to refuse.
+# (zipimport: already loaded, it is what runs this file.)
 MAIN_PY = """\
 # -*- coding: utf-8 -*-
 # ccm.pyz: {module}.{fn}(), precompiled or its source compiled once (build_zipapp.py, MAIN_PY)
 import sys
+import zipimport
 name = "{module}"
-if hasattr(__loader__, "archive"):
+if isinstance(__loader__, zipimport.zipimporter):
     m = sys.modules[name] = type(sys)(name)
     m.__file__ = __loader__.archive + "/" + name + ".py"
     code = None
-    tag = getattr(getattr(sys, "implementation", None), "cache_tag", None)
+    tag = sys.implementation.cache_tag if sys.version_info >= (3, 3) else None  # 2.7: the guard's refusal
     if tag:
         try:
             data = __loader__.get_data(__loader__.archive + "/" + name + "." + tag + ".code")
@@ -430,7 +436,8 @@ def build_archive(site: Path, target: Path, epoch: int, pythons: List[str], arch
     stub = boot_source(pythons, arch, build_id)
     codes = precompiled(stub, f"{STUB_MODULE}.py", pythons)
     log(f"boot code precompiled for {', '.join(sorted(codes)) or 'no interpreter found here'}")
-    entries = [(f"{STUB_MODULE}.py", stub), (f"{BOOT_MODULE}.py", (REPO / "ccm" / "_bootstrap.py").read_bytes())]
+    entries = [(f"{STUB_MODULE}.py", stub)]
+    entries += [(f"{name}.py", (BOOT_PACKAGE / source).read_bytes()) for name, source in sorted(BOOT_MODULES.items())]
     entries += [(f"{STUB_MODULE}.{tag}.code", blob) for tag, blob in sorted(codes.items())]
     with zipfile.ZipFile(target, "a") as zf:
         for entry, data in entries:

@@ -1,13 +1,10 @@
-"""Entry point for ``python -m ccm`` and the zipapp."""
+"""Entry point for ``python -m ccm`` and the zipapp (whose boot code, ``pyzboot/`` in the
+source tree, hands over to ``main`` here and to nothing else of ccm)."""
 from __future__ import annotations
 
 import gc
 import os
 import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # A run keeps its resources, properties and events alive to the end and makes next to no
 # cyclic garbage, so the default young-generation threshold (700) only re-scans live
@@ -31,7 +28,7 @@ def finish(code: int) -> None:
     teardown (freeing every module and object one by one: ~7% of a 1-resource apply,
     more with every resource held) is skipped, doing what it does that has an effect:
     the ``atexit`` callbacks run (logging's flush, NATS connections, ``weakref.finalize``
-    clean-ups), then stdout and stderr are flushed, a failure reported as Python reports
+    clean-ups, the zipapp's import bundle writer), then stdout and stderr are flushed, a failure reported as Python reports
     it (``Exception ignored in: ...`` for stdout, exit status 120), then ``os._exit``.
     Locks are released by the kernel as the descriptors close; every file ccm writes is
     closed (and renamed into place) before the command returns. With another thread
@@ -39,13 +36,12 @@ def finish(code: int) -> None:
     threading = sys.modules.get("threading")   # never imported: no thread was started
     if threading is not None and threading.active_count() != 1:
         sys.exit(code)
-    _save_import_bundle()
     import atexit
 
     atexit._run_exitfuncs()  # reports a failing callback itself, as at a normal exit
     status = code
     for stream in (sys.stdout, sys.stderr):
-        if stream is None or getattr(stream, "closed", False):
+        if stream is None or stream.closed:
             continue
         try:
             stream.flush()
@@ -61,23 +57,6 @@ def finish(code: int) -> None:
                 except Exception:
                     pass
     os._exit(status)
-
-
-def _save_import_bundle() -> None:
-    """From ccm.pyz: write the command's import bundle again when this run imported a ccm
-    module it lacks (``ccm.importbundle``; read by the boot stub)."""
-    stub: Any = sys.modules.get("_ccm_stub")
-    unbundled = getattr(stub, "unbundled_modules", None)
-    names = unbundled() if unbundled is not None else []
-    if not names:
-        return   # every module came from the bundle: the common case, no import
-    try:
-        from ccm import importbundle
-
-        path, site_packages, _served = stub.IMPORT_BUNDLE
-        importbundle.save(stub, path, site_packages, names)
-    except Exception:   # a cache: never the reason a run fails
-        pass
 
 
 if __name__ == "__main__":

@@ -96,6 +96,39 @@ def test_model_imports_only_stdlib_and_itself():
             assert not third, f"{mod} imports {third}"
 
 
+BOOT = os.path.join(ROOT, "pyzboot")
+# ccm.pyz's boot code: its package in the source tree, and its modules as the zip names them
+BOOT_NAMES = ("pyzboot", "_ccm_stub", "_ccm_boot", "_ccm_bundle")
+
+
+def boot_modules():
+    for f in sorted(os.listdir(BOOT)):
+        if f.endswith(".py"):
+            yield ("pyzboot" if f == "__init__.py" else "pyzboot." + f[:-3]), os.path.join(BOOT, f)
+
+
+def test_ccm_never_imports_the_boot_package():
+    for mod, path in ALL.items():
+        bad = [i for i in imports_of(path, mod) if i.split(".")[0] in BOOT_NAMES]
+        assert not bad, f"{mod} imports the zipapp's boot code: {bad}"
+
+
+def test_the_boot_package_imports_nothing_of_ccm_but_hands_over_to_its_entry():
+    """The stub names the entry module (``ccm.__main__``) and imports it by that name once;
+    no boot module imports anything of ccm otherwise. Each stays under 450 lines."""
+    found = list(boot_modules())
+    assert {m for m, _ in found} >= {"pyzboot.stub", "pyzboot.boot", "pyzboot.bundle"}
+    for mod, path in found:
+        bad = [i for i in imports_of(path, mod) if ours(i)]
+        assert not bad, f"{mod} imports {bad}"
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        assert text.count("\n") < 450, f"{mod} has {text.count(chr(10))} lines"
+    with open(os.path.join(BOOT, "stub.py"), encoding="utf-8") as fh:
+        stub = fh.read()
+    assert 'ENTRY_MODULE = "ccm.__main__"' in stub and stub.count("__import__(ENTRY_MODULE") == 1
+
+
 FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent", "ccm.apply.")
 
 

@@ -73,7 +73,7 @@ def _payload(zf: zipfile.ZipFile) -> zipfile.ZipFile:
 def test_archive_layout(pyz: Pyz) -> None:
     with zipfile.ZipFile(pyz.path) as zf:
         names = zf.namelist()
-        assert "_ccm_boot.py" in names and "_ccm_stub.py" in names
+        assert {"_ccm_boot.py", "_ccm_stub.py", "_ccm_bundle.py"} <= set(names)
         assert zf.read("__main__.py").decode().count("_ccm_stub") == 2
         # the site-packages entries are nested in one stored member: Python reads the outer
         # zip's whole directory on every run, an extraction the inner one
@@ -485,7 +485,7 @@ def test_warm_run_skips_shivs_bootstrap(pyz: Pyz, tmp_path: Path) -> None:
     # module is the first import of ours, straight from the warm tree
     assert "ccm.__main__" in imported and "_ccm_stub" not in imported
     # (typing is not listed: 3.9's runpy imports it before any code of ours runs)
-    assert not imported & {"_bootstrap", "_ccm_boot", "zipfile", "pathlib", "hashlib"}, imported
+    assert not imported & {"_bootstrap", "_ccm_boot", "_ccm_bundle", "zipfile", "pathlib", "hashlib"}, imported
     # any SHIV_ variable but SHIV_ROOT is shiv's business: the full path runs
     res = run([base_python(), str(pyz.path), "-"], dict(env, SHIV_INTERPRETER="1"),
               stdin="from ccm.buildinfo import build_id; print(build_id())\n")
@@ -493,7 +493,7 @@ def test_warm_run_skips_shivs_bootstrap(pyz: Pyz, tmp_path: Path) -> None:
 
 
 def _old_build(root: Path, letter: str, mtime_ns: int) -> Path:
-    from ccm import _bootstrap as boot
+    from pyzboot import boot
 
     tree = root / ("ccm_" + letter * 64)
     (tree / "site-packages" / "pkg").mkdir(parents=True)
@@ -519,7 +519,7 @@ def test_concurrent_first_runs_prune_old_builds(pyz: Pyz, tmp_path: Path) -> Non
 
 def _tree_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted((REPO / "ccm").rglob("*.py")) + [REPO / "requirements.txt"]:
+    for path in sorted((REPO / "ccm").rglob("*.py")) + sorted((REPO / "pyzboot").rglob("*.py")) + [REPO / "requirements.txt"]:
         h.update(str(path).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 

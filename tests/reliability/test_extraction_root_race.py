@@ -53,7 +53,7 @@ def _build_id(pyz: str) -> str:
 
 def _plant(home: str, name: str, build_id: str, marker: str) -> None:
     """As the attacker: ``home/name/ccm_<build id>``, a tree every check of an extraction passes."""
-    from ccm._bootstrap import write_marker
+    from pyzboot.boot import write_marker
 
     site = os.path.join(home, name, "ccm_" + build_id, "site-packages", "ccm")
     os.makedirs(site)

@@ -1,4 +1,5 @@
-"""The extraction root's trust rule: one test per reason a root is refused, and what is accepted.
+"""The extraction root: the order of candidates, and the trust rule with one test per reason a
+root is refused.
 
 Rule (``chain_problem``): the root and every directory above it, each lstat'ed, owned by root
 or the euid and writable by neither group nor others; a sticky directory others may write only
@@ -13,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ccm import _bootstrap as boot
-from ccm import _bootstub as stub
+from pyzboot import boot, stub
 
 NOBODY = 65534
 IS_ROOT = os.geteuid() == 0
@@ -33,6 +33,28 @@ def _refused(root: Path, reason: str, **kw) -> None:
     with pytest.raises(boot.BootError) as err:
         boot.probe(str(root), "ccm_x", **kw)
     assert str(err.value) == reason
+
+
+# --------------------------------------------------------------------------- candidates
+
+def test_home_shiv_first(tmp_path: Path) -> None:
+    home = _dir(tmp_path / "home", 0o700)
+    target = boot.choose_target({"HOME": str(home), "TMPDIR": str(tmp_path)}, "ccm_x")
+    assert target == str(home / ".shiv" / "ccm_x")
+    assert (home / ".shiv").is_dir()
+
+
+def test_missing_home_not_created(tmp_path: Path) -> None:
+    tmp = _dir(tmp_path / "t", 0o700)
+    target = boot.choose_target({"HOME": str(tmp_path / "nohome"), "TMPDIR": str(tmp)}, "ccm_x")
+    assert target == str(tmp / ("ccm-%d" % os.geteuid()) / "ccm_x")
+    assert not (tmp_path / "nohome").exists()
+
+
+def test_explicit_root_error_is_one_line() -> None:
+    with pytest.raises(boot.BootError) as err:
+        boot.choose_target({"SHIV_ROOT": "/proc/nope/deeper"}, "ccm_x")
+    assert "SHIV_ROOT=/proc/nope/deeper" in str(err.value) and "\n" not in str(err.value)
 
 
 # --------------------------------------------------------------------------- refusals

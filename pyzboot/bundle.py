@@ -1,7 +1,8 @@
-"""Writing the import bundle the boot stub reads (``ccm/_bootstub.py``, "the import bundle").
+"""Writing the import bundle the boot stub reads (``pyzboot/stub.py``, "the import bundle").
 
-What: at the end of a run from ccm.pyz that imported a ccm module its command's bundle
-lacks (the first run of each command on a host, or a run that used a new resource type),
+What: ``_ccm_bundle.py`` in the zip. At the end of a run from ccm.pyz that imported a ccm
+module its command's bundle lacks (the first run of each command on a host, or a run that
+used a new resource type), the stub's atexit callback hands this module the names, and
 the bundle is written again: the modules already in it plus the new ones, each with the
 code its loader gives (the tree's .pyc, or the source compiled), its path under
 site-packages and whether it is a package. Written to a temp file in the tree's
@@ -10,11 +11,17 @@ without a symlink), made durable, then renamed over the bundle: a reader sees th
 bundle or the new one, never part of one; two runs writing at once leave one of theirs.
 
 Not: required. Any failure leaves things as they were (the next run imports normally).
+Imported only on CPython 3.9+ (after the guard), unlike the stub.
 """
 from __future__ import annotations
 
 import os
 import sys
+
+try:
+    import _ccm_stub as stub  # type: ignore[import-not-found]  # in the zip
+except ImportError:  # the source tree (tests)
+    from pyzboot import stub
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +30,8 @@ if TYPE_CHECKING:
 MAX_MODULES = 400   # more than every ccm module: a bundle never grows without bound
 
 
-def save(stub: Any, path: str, site_packages: str, names: Iterable[str]) -> bool:
-    """Write the bundle again with ``names``, ccm modules of this process it lacks
+def save(path: str, site_packages: str, names: Iterable[str]) -> bool:
+    """Write the bundle at ``path`` again with ``names``, modules of this process it lacks
     (``stub.unbundled_modules()``); False when nothing was written."""
     from importlib.machinery import SourceFileLoader
     from importlib.util import MAGIC_NUMBER
@@ -33,8 +40,9 @@ def save(stub: Any, path: str, site_packages: str, names: Iterable[str]) -> bool
     prefix = os.path.join(site_packages, "")
     new: Dict[str, Tuple[str, bool, Any]] = {}
     for name in names:
-        spec = getattr(sys.modules.get(name), "__spec__", None)
-        origin = getattr(spec, "origin", None) or ""
+        module = sys.modules.get(name)
+        spec = module.__spec__ if isinstance(module, type(sys)) else None
+        origin = (spec.origin if spec is not None else None) or ""
         if spec is None or not isinstance(spec.loader, SourceFileLoader) or not origin.startswith(prefix) \
                 or not origin.endswith(".py"):
             continue   # not from the tree's sources (a namespace package, a test's stand-in)

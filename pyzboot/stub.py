@@ -1,15 +1,21 @@
 # -*- coding: utf-8 -*-
 """The first code ccm.pyz runs: start a warm, unpacked build in as few steps as possible.
 
-Copied by ``build_zipapp.py`` to ``_ccm_stub.py`` in the zip (SUPPORTED, ARCH, BUILD_ID
-filled in), also precompiled for the interpreters the build host has; any other compiles
-it from source on every run, so it holds the warm path only: a
-supported interpreter, the first extraction root usable and holding a complete tree of
-this build (held with a shared lock on ``<tree>/.ccm-inuse`` against pruning), no
-``SHIV_*`` variable but ``SHIV_ROOT`` (then the command's modules come from its import
-bundle, when one was written). Everything else is ``_ccm_boot``
-(ccm/_bootstrap.py, whose docstring says more). Imports nothing from ``ccm``; parseable
-by Python 2.7 and 3.6 (no f-strings, no annotations): the guard must be able to refuse.
+What: ``build_zipapp.py`` copies this file to ``_ccm_stub.py`` in the zip (SUPPORTED,
+ARCH, BUILD_ID filled in), also precompiled for the interpreters the build host has; any
+other compiles it from source on every run, so it holds the warm path only: a supported
+interpreter, the first extraction root passing the trust rule (below) and holding a
+complete tree of this build (held with a shared lock on ``<tree>/.ccm-inuse`` against
+pruning), no ``SHIV_*`` variable but ``SHIV_ROOT`` (then the command's modules come from
+its import bundle, when one was written, and the bundle is written again at exit when the
+run imported a module it lacked: ``_ccm_bundle``). Everything else is ``_ccm_boot``
+(pyzboot/boot.py, whose docstring says more).
+
+Hands over to the application once: ``ccm.__main__.main()``, imported by name
+(ENTRY_MODULE); imports nothing else of ``ccm``, and ``ccm`` imports nothing of this.
+
+Parseable by Python 2.7 and 3.6 (no f-strings, no annotations): the guard must be able to
+refuse. Code that runs before the guard has passed touches nothing those lack.
 """
 import os
 import stat
@@ -39,10 +45,11 @@ def interpreter_problem(supported=None, arch=None):
     version or implementation; ``_ccm_boot.check_interpreter`` makes the message)."""
     supported = SUPPORTED if supported is None else tuple(supported)
     vi = sys.version_info
-    impl = getattr(sys, "implementation", None)
-    if (impl.name if impl is not None else "python") != "cpython" or (vi[0], vi[1]) not in supported:
+    # SUPPORTED holds CPython 3.9+ minors only: an older Python (2.7 has no
+    # sys.implementation) is refused before the implementation is asked
+    if (vi[0], vi[1]) not in supported or sys.implementation.name != "cpython":
         return ""
-    if "t" in getattr(sys, "abiflags", ""):
+    if "t" in sys.abiflags:
         return "free-threaded build"
     if sys.maxsize <= 2 ** 32:
         return "32-bit build"
@@ -53,7 +60,7 @@ def interpreter_problem(supported=None, arch=None):
         return "machine " + os.uname()[4]
     try:
         libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (ValueError, OSError, AttributeError):
+    except (ValueError, OSError):
         libc = ""
     try:
         glibc = tuple(int(x) for x in libc.split()[1].split(".")[:2])
@@ -266,11 +273,12 @@ def add_site_packages(site_packages):
 # ``{module: (path under site-packages, is package, code)}``; the warm path serves those
 # modules from it (one read, one unmarshal) instead of one path search, stat and .pyc read
 # each (about 170,000 instructions a module on CPython 3.11, 49 modules for a steady
-# ``apply``). ``ccm.startup.save_import_bundle`` writes it at exit when the run imported
-# a ccm module the bundle lacks. The tree is content-addressed (its name is the build id),
-# so a bundle's code is that of the tree's sources for as long as the tree exists; its
-# header holds the interpreter's bytecode magic, checked as Python checks a .pyc's.
-# Anything unexpected (no file, another magic, a damaged file) means the normal import.
+# ``apply``). At exit, a run that imported a ccm module the bundle lacks writes it again
+# (``save_import_bundle``, an atexit callback; the writer is ``_ccm_bundle``). The tree is
+# content-addressed (its name is the build id), so a bundle's code is that of the tree's
+# sources for as long as the tree exists; its header holds the interpreter's bytecode
+# magic, checked as Python checks a .pyc's. Anything unexpected (no file, another magic,
+# a damaged file) means the normal import. CCM_NO_IMPORT_BUNDLE (any value) turns it off.
 BUNDLE_HEADER = b"ccm-imports 1\n"
 BUNDLE_LIMIT = 16 * 1024 * 1024
 IMPORT_BUNDLE = None  # (path, site-packages, names served) once the warm path looked for one
@@ -279,7 +287,7 @@ IMPORT_BUNDLE = None  # (path, site-packages, names served) once the warm path l
 def import_bundle_path(site_packages, argv):
     """The bundle for this command line (None: no bundle for it)."""
     command = argv[1] if len(argv) > 1 else ""
-    tag = getattr(getattr(sys, "implementation", None), "cache_tag", None)
+    tag = sys.implementation.cache_tag  # None when this interpreter caches no bytecode
     if not tag or not command.isalpha() or not command.islower() or len(command) > 16:
         return None
     return os.path.join(site_packages, "ccm", "__pycache__", "imports-%s.%s.bundle" % (command, tag))
@@ -291,7 +299,7 @@ def read_import_bundle(path):
     import marshal
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -310,6 +318,7 @@ def read_import_bundle(path):
 
 
 def use_import_bundle(site_packages, argv):
+    """Serve this command's modules from its bundle, and write the bundle again at exit."""
     global IMPORT_BUNDLE
     path = import_bundle_path(site_packages, argv)
     if path is None:
@@ -318,15 +327,32 @@ def use_import_bundle(site_packages, argv):
     IMPORT_BUNDLE = (path, site_packages, frozenset(codes or ()))
     if codes:
         sys.meta_path.insert(0, _BundleFinder(codes, site_packages))
+    import atexit
+
+    atexit.register(save_import_bundle)
 
 
 def unbundled_modules():
     """The ccm modules this process imported that its import bundle did not serve ([]
-    when the warm path looked for no bundle); ``ccm.importbundle`` adds them."""
+    when the warm path looked for no bundle)."""
     if IMPORT_BUNDLE is None:
         return []
     served = IMPORT_BUNDLE[2]
     return [n for n in list(sys.modules) if (n == "ccm" or n.startswith("ccm.")) and n not in served]
+
+
+def save_import_bundle():
+    """At exit: write the bundle again when this run imported a ccm module it lacks (the
+    writer comes from the zip only then). A cache: never the reason a run fails."""
+    names = unbundled_modules()
+    if not names or IMPORT_BUNDLE is None:
+        return  # every module came from the bundle: the common case, no import
+    try:
+        import _ccm_bundle  # type: ignore[import-not-found]  # in the zip (pyzboot/bundle.py)
+
+        _ccm_bundle.save(IMPORT_BUNDLE[0], IMPORT_BUNDLE[1], names)
+    except Exception:
+        pass
 
 
 class _BundleFinder(object):
@@ -382,7 +408,7 @@ def main():
     if interpreter_problem() is None:
         target = _fast_target(os.environ)
     if target is None:
-        import _ccm_boot  # type: ignore[import-not-found]  # refusal, root choice, unpacking, shiv
+        import _ccm_boot  # type: ignore[import-not-found]  # in the zip: refusal, root choice, unpacking, shiv
 
         return _ccm_boot.main()
     # Bytecode goes into the tree's own __pycache__ dirs even under PYTHONDONTWRITEBYTECODE

@@ -1,5 +1,5 @@
-"""ccm.importbundle, the writer of the boot stub's import bundle, run from the source tree:
-what it writes reads back through the stub's reader, and it writes only where it may."""
+"""The import bundle's writer (pyzboot/bundle.py) run from the source tree: what it writes
+reads back through the stub's reader, and it writes only where it may."""
 from __future__ import annotations
 
 import os
@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import ccm
-from ccm import _bootstub as stub
-from ccm import importbundle
+from pyzboot import bundle, stub
 
 SOURCE_ROOT = str(Path(ccm.__file__).resolve().parent.parent)   # our "site-packages"
 
@@ -20,9 +19,9 @@ def _state(tmp_path: Path, served=frozenset()):
 
 
 def _save(monkeypatch, state) -> bool:
-    """What ccm.__main__ does at exit: the stub's unbundled modules handed to save."""
+    """What the stub does at exit: its unbundled modules handed to save."""
     monkeypatch.setattr(stub, "IMPORT_BUNDLE", state)
-    return importbundle.save(stub, state[0], state[1], stub.unbundled_modules())
+    return bundle.save(state[0], state[1], stub.unbundled_modules())
 
 
 def test_a_saved_bundle_holds_every_imported_ccm_module_and_reads_back(tmp_path, monkeypatch):
@@ -67,18 +66,18 @@ def test_a_new_module_is_added_to_what_the_bundle_already_holds(tmp_path, monkey
 def test_it_writes_only_into_a_directory_of_ours_nobody_else_may_write(tmp_path):
     ours = tmp_path / "ours"
     ours.mkdir(mode=0o755)
-    assert importbundle._write(str(ours / "b"), b"data") and (ours / "b").read_bytes() == b"data"
+    assert bundle._write(str(ours / "b"), b"data") and (ours / "b").read_bytes() == b"data"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o755)
     link = tmp_path / "link"
     link.symlink_to(elsewhere)
-    assert not importbundle._write(str(link / "b"), b"data")   # reached through a symlink
+    assert not bundle._write(str(link / "b"), b"data")   # reached through a symlink
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
-    assert not importbundle._write(str(shared / "b"), b"data")
+    assert not bundle._write(str(shared / "b"), b"data")
     assert os.listdir(elsewhere) == [] and os.listdir(shared) == []
-    assert not importbundle._write(str(tmp_path / "missing" / "b"), b"data")
+    assert not bundle._write(str(tmp_path / "missing" / "b"), b"data")
 
 
 def test_the_stub_reads_no_bundle_it_cannot_trust(tmp_path):

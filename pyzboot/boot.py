@@ -2,7 +2,7 @@
 """Start-up guard and extraction root for ccm.pyz; runs before shiv's bootstrap.
 
 What: ``build_zipapp.py`` copies this file to the top of the zip as ``_ccm_boot.py``; the
-boot stub (``ccm/_bootstub.py``, ``_ccm_stub`` in the zip, which holds SUPPORTED, ARCH and
+boot stub (``pyzboot/stub.py``, ``_ccm_stub`` in the zip, which holds SUPPORTED, ARCH and
 BUILD_ID) starts a warm build by itself and calls ``_ccm_boot.main()`` for everything
 else, which
 
@@ -32,7 +32,8 @@ else, which
    so the second run of any command is warm (nothing is compiled at build time: .pyc
    are per CPython minor, and extracting six sets would slow every first run).
 
-Not: part of the application; imports nothing from ``ccm``.
+Not: part of the application; imports nothing of ``ccm`` (shiv's bootstrap imports the
+entry point, ``ccm.__main__:main``, by name).
 
 The syntax stays parseable by Python 2.7 and 3.6 (no f-strings, no annotations, no
 ``from __future__ import annotations``): the guard has to be able to print its message
@@ -45,7 +46,7 @@ import sys
 try:
     import _ccm_stub as stub  # type: ignore[import-not-found]  # in the zip
 except ImportError:  # the source tree (tests)
-    from ccm import _bootstub as stub
+    from pyzboot import stub
 
 # the guard's test, the marker check and the root candidates live in the stub (the warm path)
 interpreter_problem = stub.interpreter_problem
@@ -64,10 +65,10 @@ def check_interpreter(supported=None, arch=None):
     problem = interpreter_problem(supported, arch)
     if problem is None:
         return None
+    import platform  # the refusal only (2.7 and 3.6 have it; 2.7 has no sys.implementation)
+
     vi = sys.version_info
-    impl = getattr(sys, "implementation", None)
-    name = impl.name if impl is not None else "python"
-    running = "%s %d.%d.%d" % ({"cpython": "CPython"}.get(name, name), vi[0], vi[1], vi[2])
+    running = "%s %d.%d.%d" % (platform.python_implementation(), vi[0], vi[1], vi[2])
     detail = running + (", " + problem if problem else "") + " at " + (sys.executable or "?")
     return ("ccm: unsupported Python: running %s; this ccm.pyz supports CPython %s on %s "
             "Linux with glibc >= %d.%d" % (detail, ", ".join("%d.%d" % v for v in supported)
@@ -132,10 +133,11 @@ def python_hint(release, supported=None):
 
 def refusal(message, supported=None, release_path="/etc/os-release", running=None):
     """The guard's message, plus the distro package to install when the version is the issue."""
+    import platform
+
     running = tuple(running or sys.version_info[:2])
     supported = stub.SUPPORTED if supported is None else tuple(supported)
-    if running in supported and getattr(sys, "implementation", None) is not None \
-            and sys.implementation.name == "cpython":
+    if running in supported and platform.python_implementation() == "CPython":
         return message  # a supported minor with another problem: no package helps
     return message + python_hint(os_release(release_path), supported)
 
