@@ -338,7 +338,8 @@ def _explicit_error(environ, reason):
 
 def _none_usable(tried):
     return BootError("no usable directory to unpack into: %s; set SHIV_ROOT to a writable "
-                     "directory on a filesystem without noexec" % "; ".join(tried))
+                     "directory only root and you can change, on a filesystem without noexec"
+                     % "; ".join(tried))
 
 
 def choose_target(environ, target_name):
