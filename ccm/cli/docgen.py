@@ -16,7 +16,10 @@ import argparse
 import importlib
 import inspect
 from datetime import datetime, timezone
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+
+if TYPE_CHECKING:
+    from ccm.cli.reference import Section
 
 
 class Node(NamedTuple):
@@ -55,6 +58,21 @@ def _walk(parser: argparse.ArgumentParser, path: Tuple[str, ...], summary: str, 
                     child = rebuilt.choices[canonical]
             children.append(_walk(child, path + (canonical,), helps.get(canonical, ""), tuple(alias)))
     return Node(path, summary, parser, aliases, children)
+
+
+def plugin_nodes() -> List[Node]:
+    """The CLI plugins' commands (``ccm.cli.plugins``), when a plugin directory exists; a
+    plugin file that does not load is left out with a warning."""
+    from ccm.cli.main import plugin_dirs_exist
+
+    if not plugin_dirs_exist():
+        return []
+    from ccm.cli import plugins
+    from ccm.cli.plugins.parser import build
+
+    definitions, warnings = plugins.loaded()
+    plugins.warn(warnings)
+    return [_walk(build(d), (d.name,), d.description.strip(), ()) for d in definitions]
 
 
 def tree(strict: bool = False) -> Node:
@@ -177,6 +195,7 @@ def man_page() -> str:
         epilog = node.parser.epilog if node.parser is not None else None
         if epilog:
             out += [".PP", ".nf", _roff(epilog.rstrip()), ".fi"]
+    out += reference_roff()
     out += [".SH EXIT STATUS",
             "0 success; 1 an error, a rejected manifest or (apply) a failed resource; with "
             "\\fB\\-\\-detailed\\-exit\\-codes\\fR 2 changes, 4 failures, 6 both.",
@@ -185,6 +204,36 @@ def man_page() -> str:
         out += [".TP", f"\\fB{_roff(name)}\\fR", _roff(text)]
     out += [".SH SEE ALSO", "The README shipped with ccm: cron, systemd timers, cloud\\-init and air\\-gapped hosts."]
     return "\n".join(out) + "\n"
+
+
+def _roff_sections(sections: List["Section"]) -> List[str]:
+    out: List[str] = []
+    for section in sections:
+        out += [".SS " + _roff(section.title)]
+        if section.intro:
+            out.append(_roff(section.intro))
+        for e in section.entries:
+            out += [".TP", f"\\fB{_roff(e.name)}\\fR ({_roff(e.facts())})", _roff(e.description)]
+            if e.example:
+                out += [".nf", _roff(e.example), ".fi"]
+        if section.example:
+            out += [".PP", "Example:", ".nf", _roff(section.example), ".fi"]
+    return out
+
+
+def reference_roff() -> List[str]:
+    """The ``ccm doc`` reference as man page sections: every resource type, the template
+    functions, Hiera (``ccm.cli.reference``)."""
+    from ccm.cli import reference
+
+    out = [".SH RESOURCE TYPES", "Every property of every type (also: \\fBccm doc\\fR \\fItype\\fR)."]
+    for type_name in resource_types():
+        out += _roff_sections(reference.type_section(type_name)[:1])
+    out += _roff_sections(reference.nested_sections())
+    out += [".SH MANIFEST"] + _roff_sections(reference.manifest_sections())
+    out += [".SH TEMPLATE FUNCTIONS"] + _roff_sections(reference.topic("functions"))
+    out += [".SH HIERA"] + _roff_sections(reference.hiera_sections())
+    return out
 
 
 ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
@@ -353,7 +402,71 @@ def zsh_script() -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- --help-long ---------------------------------------------------------------------------
+
+def _usage_words(node: Node) -> str:
+    words = ["ccm"] + list(node.path)
+    if flags(node):
+        words.append("[<flags>]")
+    for action in positionals(node):
+        name = str(action.metavar or action.dest)
+        words.append(f"[<{name}>]" if action.nargs in ("?", "*") else f"<{name}>")
+    if node.children:
+        words.append("<command> [<args> ...]")
+    return " ".join(words)
+
+
+def _flag_text(action: argparse.Action) -> Tuple[str, str]:
+    head = ", ".join(action.option_strings)
+    if takes_value(action):
+        metavar = action.metavar or (("{" + ",".join(map(str, action.choices)) + "}") if action.choices else
+                                     action.dest.upper())
+        head += f"={metavar}"
+    return head, _help_of(action)
+
+
+def _columns(rows: List[Tuple[str, str]], indent: int) -> List[str]:
+    """fisk's two columns: the head, then its help wrapped beside it (below a long head)."""
+    import textwrap
+
+    pad = " " * indent
+    out: List[str] = []
+    for head, text in rows:
+        body = textwrap.wrap(text, 96) or [""]
+        if len(head) < 28:
+            out.append(f"{pad}{head:<28}{body[0]}")
+        else:
+            out += [f"{pad}{head}", f"{pad}{' ' * 28}{body[0]}"]
+        out.extend(f"{pad}{' ' * 28}{more}" for more in body[1:])
+    return out
+
+
+def long_help() -> str:
+    """fisk's ``--help-long``: the usage, the global flags, then every command (plugins too)
+    with its help, arguments and flags."""
+    import textwrap
+
+    root = tree()
+    root = Node(root.path, root.summary, None, (), root.children + plugin_nodes())
+    out = ["usage: ccm [<global flags>] <command> [<args> ...]", "", "Choria Configuration Manager", "",
+           "Global flags:"]
+    out += _columns([(name + (f"={'|'.join(choices)}" if choices else ""), help_text)
+                     for name, help_text, choices, _hidden in _global_flags()], 2)
+    out += ["", "Commands:"]
+    for node in walk(root)[1:]:
+        out.append(f"  {_usage_words(node)}")
+        out.extend(textwrap.wrap(node.summary or "", 100, initial_indent="    ", subsequent_indent="    "))
+        if node.aliases:
+            out.append(f"    aliases: {', '.join(node.aliases)}")
+        rows = [(f"<{a.metavar or a.dest}>", _help_of(a)) for a in positionals(node)]
+        out += _columns(rows + [_flag_text(a) for a in flags(node)], 4)
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
 def render(kind: str) -> str:
+    if kind == "long":
+        return long_help()
     if kind == "man":
         return man_page()
     if kind == "bash":
