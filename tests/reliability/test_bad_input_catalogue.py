@@ -215,7 +215,8 @@ CLI = [
                               "-H", "Authorization Bearer Canary-Token"], "value not shown"),
     Case("unknown-command", ["frobnicate"], 'expected command but got "frobnicate"'),
     Case("hiera-bad-scheme", ["hiera", "parse", "gopher://u:Canary@h/x"], "unsupported hiera data source"),
-    Case("hiera-http-refused", ["hiera", "parse", "http://u:Canary#x@127.0.0.1:1/h.yaml"], "HTTP request to http://REDACTED@"),
+    Case("hiera-http-refused", ["hiera", "parse", "http://u:Canary#x@127.0.0.1:1/h.yaml"],
+         "failed to fetch hiera data from http://REDACTED@127.0.0.1:1/h.yaml: connection refused"),
     Case("bundle-refused", ["apply", "http://u:Canary/x@127.0.0.1:1/b.tar.gz"], "REDACTED"),
 ]
 PIPE = [
