@@ -177,6 +177,7 @@ def run_exec(cmd: Command, templates: Templates) -> int:
         for entry in cmd.environment:
             sys.stderr.write(f"environment: {templates.render(entry, 'environment')}\n")
         raise PluginError("execution failed: dry run mode")
+    sys.stdout.flush()   # the banner before the command's own output
     try:
         done = subprocess.run(argv, env=env, cwd=cwd or None)
     except FileNotFoundError as exc:
