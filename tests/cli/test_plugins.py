@@ -447,14 +447,14 @@ def test_ccm_manifest_applies_in_process_with_arguments_and_flags_as_data(home):
                     content: "version={{{{ lookup('data.version') }}}} colour={{{{ lookup('data.colour') }}}} \\
         force={{{{ lookup('data.force') }}}}\\n"
         """))
-    write_plugin(home, "site", f"""\
+    write_plugin(home, "site", """\
         name: site
         description: the site
         commands:
           - name: site
             description: Apply the site manifest
             type: ccm_manifest
-            manifest: "{{{{ AppDir }}}}/../../../../site.yaml"
+            manifest: "{{ AppDir }}/../../../../site.yaml"
             render_summary: true
             arguments:
               - name: version
