@@ -543,3 +543,19 @@ def test_built_in_commands_do_not_read_plugin_directories(home):
                        text=True, timeout=60)
     assert r.stdout.splitlines()[-1] == "0 False", r.stderr
 
+
+
+def test_the_readme_example_plugin_loads_and_renders(home):
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = readme[readme.index("### CLI plugins"):]
+    block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("\n```\n")]
+    (plugin_dir(home) / "deploy-plugin.yaml").write_text(block)
+    help_text = ccm(home, "deploy", "--help")
+    assert help_text.returncode == 0, help_text.stderr
+    assert "deploy web [<flags>] <version>" in help_text.stdout and "deploy app [<flags>] <version>" in help_text.stdout
+    r = ccm(home, "deploy", "web", "1.2.3", "--env", "staging", "--no-prompt", BUILDER_DRY_RUN="1")
+    assert r.stdout == ">> deploying 1.2.3\n"
+    assert r.stderr == ("would run: ccm apply /srv/ccm/web.yaml --fact app_version=1.2.3\n"
+                        "environment: DEPLOY_ENV=staging\nccm: error: execution failed: dry run mode\n")
+    bad = ccm(home, "deploy", "web", "1.2.3;reboot", "--no-prompt", BUILDER_DRY_RUN="1")
+    assert bad.returncode == 1 and "did not pass the validation 'isShellSafe(value)'" in bad.stderr

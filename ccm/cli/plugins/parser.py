@@ -151,9 +151,19 @@ def _add_argument(p: argparse.ArgumentParser, inp: Input) -> None:
     p.add_argument(f"arg:{inp.name}", **kwargs)
 
 
+def _implicit_flags(cmd: Command) -> List[Tuple[str, str]]:
+    """The flags ccm adds to a command: ``--no-prompt`` (App Builder's) and a manifest's ``--noop``."""
+    out = []
+    if cmd.confirm_prompt:
+        out.append(("--[no-]prompt", "ask for confirmation before running (default: true)"))
+    if cmd.type == "ccm_manifest" and not any(f.name == "noop" for f in cmd.flags):
+        out.append(("--noop", "do not change anything"))
+    return out
+
+
 def _usage_line(cmd: Command) -> str:
     parts = [" ".join(cmd.path)]
-    if cmd.flags or cmd.confirm_prompt:
+    if cmd.flags or _implicit_flags(cmd):
         parts.append("[<flags>]")
     for a in cmd.arguments:
         parts.append(f"<{a.name}>" if a.required and a.default is None else f"[<{a.name}>]")
@@ -172,6 +182,7 @@ def overview(commands: List[Command], indent: str = "  ") -> List[str]:
                 if f.short:
                     head = f"-{f.short}, {head}"
                 lines.append(f"{indent}    {head:<24}{f.description}")
+            lines.extend(f"{indent}    {head:<24}{text}" for head, text in _implicit_flags(cmd))
             lines.append("")
         lines.extend(overview(cmd.children, indent))
     return lines
