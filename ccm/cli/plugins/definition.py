@@ -193,6 +193,7 @@ def _check_input(inp: Input, kind: str, errs: List[str], where: str) -> None:
 
 
 def _check_command(cmd: Command, raw: Dict[str, Any], errs: List[str]) -> None:
+    """GenericCommand.Validate: what every command type needs."""
     where = cmd.label or "command"
     if not cmd.name:
         errs.append(f"{where}: name is required")
@@ -213,21 +214,23 @@ def _check_command(cmd: Command, raw: Dict[str, Any], errs: List[str]) -> None:
         _check_input(a, "argument", errs, where)
     for f in cmd.flags:
         _check_input(f, "flag", errs, where)
-    names = [f.name for f in cmd.flags]
-    if cmd.confirm_prompt:
-        names.append("prompt")
+    names = [f.name for f in cmd.flags] + (["prompt"] if cmd.confirm_prompt else [])
     for dup in sorted({n for n in names if names.count(n) > 1 and n}):
         errs.append(f"{where}: flag {dup!r} is defined twice")
+    _check_type(cmd, raw, errs, where)
+
+
+def _check_type(cmd: Command, raw: Dict[str, Any], errs: List[str], where: str) -> None:
+    """The rules of each type's own Validate (commands/parent, exec, ccm_manifest)."""
     if cmd.type == "parent":
-        if cmd.flags:
-            errs.append(f"{where}: parent commands can not have flags")
-        if cmd.arguments:
-            errs.append(f"{where}: parent commands can not have arguments")
-        if cmd.confirm_prompt:
-            errs.append(f"{where}: parents do not accept confirm prompts")
-        if not raw.get("commands"):
-            errs.append(f"{where}: parent requires sub commands")
-    elif raw.get("commands"):
+        for present, problem in ((cmd.flags, "parent commands can not have flags"),
+                                 (cmd.arguments, "parent commands can not have arguments"),
+                                 (cmd.confirm_prompt, "parents do not accept confirm prompts"),
+                                 (not raw.get("commands"), "parent requires sub commands")):
+            if present:
+                errs.append(f"{where}: {problem}")
+        return
+    if raw.get("commands"):
         errs.append(f"{where}: commands below a {cmd.type} command are not supported by ccm (use a parent)")
     if cmd.type == "exec":
         if not cmd.command and not cmd.script:

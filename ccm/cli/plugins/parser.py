@@ -47,45 +47,48 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"strconv.ParseBool: parsing {text!r}: invalid syntax")
 
 
+def _int_converter(kind: str) -> Callable[[str], int]:
+    signed = kind in _INT_BITS
+    bits = _INT_BITS.get(kind) or _UINT_BITS[kind]
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+
+    def to_int(text: str) -> int:
+        try:
+            value = _go_int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range for {kind} ({low}..{high})")
+        return value
+    return to_int
+
+
+def _to_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _path_converter(want_dir: bool) -> Callable[[str], str]:
+    """fisk's ExistingFile / ExistingDir."""
+    def existing(text: str) -> str:
+        if not os.path.exists(text):
+            raise argparse.ArgumentTypeError(f"path '{text}' does not exist")
+        if os.path.isdir(text) != want_dir:
+            raise argparse.ArgumentTypeError(f"'{text}' is a {'file' if want_dir else 'directory'}")
+        return text
+    return existing
+
+
 def converter(kind: str) -> Callable[[str], Any]:
     """The function turning a command-line word into the value of an App Builder type."""
     if kind in _INT_BITS or kind in _UINT_BITS:
-        signed = kind in _INT_BITS
-        bits = _INT_BITS.get(kind) or _UINT_BITS[kind]
-        low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-
-        def to_int(text: str) -> int:
-            try:
-                value = _go_int(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-            if not low <= value <= high:
-                raise argparse.ArgumentTypeError(f"{text} is out of range for {kind} ({low}..{high})")
-            return value
-        return to_int
+        return _int_converter(kind)
     if kind in ("float", "float32", "float64"):
-        def to_float(text: str) -> float:
-            try:
-                return float(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        return to_float
-    if kind == "existing_file":
-        def existing_file(text: str) -> str:
-            if not os.path.exists(text):
-                raise argparse.ArgumentTypeError(f"path '{text}' does not exist")
-            if os.path.isdir(text):
-                raise argparse.ArgumentTypeError(f"'{text}' is a directory")
-            return text
-        return existing_file
-    if kind == "existing_dir":
-        def existing_dir(text: str) -> str:
-            if not os.path.exists(text):
-                raise argparse.ArgumentTypeError(f"path '{text}' does not exist")
-            if not os.path.isdir(text):
-                raise argparse.ArgumentTypeError(f"'{text}' is a file")
-            return text
-        return existing_dir
+        return _to_float
+    if kind in ("existing_file", "existing_dir"):
+        return _path_converter(kind == "existing_dir")
     if kind == "bool":
         return _parse_bool
     return str
