@@ -113,7 +113,7 @@ def _help_text() -> str:
         body = textwrap.wrap(text, 72)
         lines.append(f"  {head:<18}{body[0]}")
         lines.extend(" " * 20 + more for more in body[1:])
-    lines += ["", "Run 'ccm <command> --help' for a command's flags (also try --help-long and --help-man)."]
+    lines += ["", "Run 'ccm <command> --help' for a command's flags, 'ccm --help-long' for every command's."]
     return "\n".join(lines)
 
 

@@ -27,17 +27,17 @@ def parser() -> ArgumentParser:
     sub = p.add_subparsers(dest="action", metavar="<action>", parser_class=ArgumentParser)
     sub.required = True
     put = sub.add_parser("put", help="store a file (creates the bucket when missing)")
-    put.add_argument("bucket")
-    put.add_argument("name")
+    put.add_argument("bucket", help="the bucket")
+    put.add_argument("name", help="the object name")
     put.add_argument("file", nargs="?", default="", help="the file to store (default: the file NAME, stored under its base name; -: standard input)")
     put.add_argument("--replicas", type=int, default=1, help="replicas of a bucket created by this put")
     get = sub.add_parser("get", help="write an object")
-    get.add_argument("bucket")
-    get.add_argument("name")
+    get.add_argument("bucket", help="the bucket")
+    get.add_argument("name", help="the object name")
     get.add_argument("file", nargs="?", default="-", help="write it to FILE (default -: standard output)")
     rm = sub.add_parser("rm", aliases=["del"], help="delete an object")
-    rm.add_argument("bucket")
-    rm.add_argument("name")
+    rm.add_argument("bucket", help="the bucket")
+    rm.add_argument("name", help="the object name")
     for child in (put, get, rm):
         child.add_argument("--context", default=os.environ.get("NATS_CONTEXT", "CCM"),
                            help="NATS context (env NATS_CONTEXT)")
