@@ -23,7 +23,13 @@ def plugin_nodes() -> List[Node]:
 
     definitions, warnings = plugins.loaded()
     plugins.warn(warnings)
-    return [_walk(build(d), (d.name,), d.description.strip(), ()) for d in definitions]
+    nodes = []
+    for d in definitions:
+        try:
+            nodes.append(_walk(build(d), (d.name,), d.description.strip(), ()))
+        except plugins.PluginError as exc:
+            plugins.warn([str(exc)])
+    return nodes
 
 
 def _usage_words(node: Node) -> str:

@@ -559,3 +559,20 @@ def test_the_readme_example_plugin_loads_and_renders(home):
                         "environment: DEPLOY_ENV=staging\nccm: error: execution failed: dry run mode\n")
     bad = ccm(home, "deploy", "web", "1.2.3;reboot", "--no-prompt", BUILDER_DRY_RUN="1")
     assert bad.returncode == 1 and "did not pass the validation 'isShellSafe(value)'" in bad.stderr
+
+
+@pytest.mark.parametrize("flags,problem", [
+    ("      - {name: help, description: h}\n", "flag name 'help' cannot be used"),
+    ("      - {name: 'a b', description: h}\n", "flag name 'a b' cannot be used"),
+    ("      - {name: x, description: h, short: h}\n", "short flag -h is the help flag"),
+    ("      - {name: x, description: h, short: q}\n      - {name: y, description: h, short: q}\n",
+     "flag 'q' is defined twice"),
+    ("      - {name: x, description: h, bool: true, default: true}\n      - {name: no-x, description: h}\n",
+     "flag 'no-x' is defined twice"),
+])
+def test_flags_argparse_could_not_express_are_refused_with_one_line(home, flags, problem):
+    path = write_plugin(home, "odd", "name: odd\ndescription: d\ncommands:\n  - name: run\n    description: d\n"
+                                     "    type: exec\n    command: echo\n    flags:\n" + flags)
+    r = ccm(home, "odd", "run")
+    assert r.returncode == 1 and r.stderr.startswith(f"ccm: error: plugin {path}: ") and problem in r.stderr
+    assert len(r.stderr.splitlines()) == 1

@@ -15,6 +15,7 @@ runner (``ccm.cli.plugins.parser``, ``ccm.cli.plugins.runner``).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ccm.model.errors import CCMError
@@ -30,6 +31,8 @@ LEFT_OUT_TYPES = {"form": "interactive form wizards", "scaffold": "the scaffold 
 LEFT_OUT_KEYS = {"transform": "data transforms (graphs, jq, reports)", "backoff": "retry back-off policies",
                  "secrets": "1Password secrets", "include_file": "included definition files"}
 MAX_COMMANDS = 500
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_RESERVED_FLAGS = frozenset({"help"})
 MAX_DEPTH = 10
 
 
@@ -178,6 +181,10 @@ def _check_input(inp: Input, kind: str, errs: List[str], where: str) -> None:
     """App Builder's validateInput, with its messages."""
     if not inp.name:
         errs.append(f"{where}: {kind} name is required")
+    elif not _NAME.match(inp.name) or (inp.flag and inp.name in _RESERVED_FLAGS):
+        errs.append(f"{where}: {kind} name {inp.name!r} cannot be used (letters, digits, _ . -; not help)")
+    if inp.flag and inp.short in ("h",):
+        errs.append(f"{where}: short flag -h is the help flag")
     if inp.default is not None and not isinstance(inp.default, (str, bool)):
         errs.append(f"{where}: {kind} {inp.name!r} default must be a string or boolean, quote the value "
                     f"like default: \"{inp.default}\"")
@@ -214,9 +221,14 @@ def _check_command(cmd: Command, raw: Dict[str, Any], errs: List[str]) -> None:
         _check_input(a, "argument", errs, where)
     for f in cmd.flags:
         _check_input(f, "flag", errs, where)
-    names = [f.name for f in cmd.flags] + (["prompt"] if cmd.confirm_prompt else [])
-    for dup in sorted({n for n in names if names.count(n) > 1 and n}):
+    names = [f.name for f in cmd.flags] + [f"no-{f.name}" for f in cmd.flags if f.negatable]
+    names += ["prompt", "no-prompt"] if cmd.confirm_prompt else []
+    shorts = [f.short for f in cmd.flags if f.short]
+    for dup in sorted({n for n in names + shorts if (names + shorts).count(n) > 1 and n}):
         errs.append(f"{where}: flag {dup!r} is defined twice")
+    args = [a.name for a in cmd.arguments]
+    for dup in sorted({n for n in args if args.count(n) > 1 and n}):
+        errs.append(f"{where}: argument {dup!r} is defined twice")
     _check_type(cmd, raw, errs, where)
 
 

@@ -19,7 +19,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.cli.common import ArgumentParser
-from ccm.cli.plugins.definition import Command, Definition, Input
+from ccm.cli.plugins.definition import Command, Definition, Input, PluginError
 from ccm.model.errors import UsageError
 
 LEAF = "_ccm_plugin_command"
@@ -120,7 +120,11 @@ def _add_flag(p: argparse.ArgumentParser, inp: Input) -> None:
     if inp.enum:
         help_text += f" (one of: {', '.join(inp.enum)})"
     if inp.is_bool:
-        default = _parse_bool(preset) if preset is not None else False
+        try:
+            default = _parse_bool(preset) if preset is not None else False
+        except argparse.ArgumentTypeError:
+            source = f"${inp.env}" if inp.env and os.environ.get(inp.env) == preset else "its default"
+            raise UsageError(f"flag --{inp.name}: {source} is {preset!r}, not true or false") from None
         p.add_argument(*names, dest=dest, action="store_true", default=default, help=help_text)
         if inp.negatable:
             p.add_argument(f"--no-{inp.name}", dest=dest, action="store_false", help=argparse.SUPPRESS)
@@ -221,6 +225,14 @@ def _children(p: argparse.ArgumentParser, commands: List[Command], path: Tuple[s
 
 
 def build(definition: Definition) -> ArgumentParser:
+    """The parser of ``ccm NAME``; PluginError for a definition argparse cannot express."""
+    try:
+        return _build(definition)
+    except (argparse.ArgumentError, argparse.ArgumentTypeError, ValueError) as exc:
+        raise PluginError(f"plugin {definition.path}: {exc}") from None
+
+
+def _build(definition: Definition) -> ArgumentParser:
     top = definition.collapsed
     prog = f"ccm {definition.name}"
     if top is not None:
