@@ -576,3 +576,12 @@ def test_flags_argparse_could_not_express_are_refused_with_one_line(home, flags,
     r = ccm(home, "odd", "run")
     assert r.returncode == 1 and r.stderr.startswith(f"ccm: error: plugin {path}: ") and problem in r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+def test_a_boolean_flag_from_the_environment_must_be_true_or_false(home):
+    write_plugin(home, "envb", "name: envb\ndescription: d\ncommands:\n  - name: run\n    description: d\n"
+                               "    type: exec\n    command: echo {{ .Flags.x }}\n    flags:\n"
+                               "      - {name: x, description: x, bool: true, env: CCM_TEST_X}\n")
+    assert ccm(home, "envb", "run", CCM_TEST_X="true").stdout == "true\n"
+    r = ccm(home, "envb", "run", CCM_TEST_X="maybe")
+    assert (r.returncode, r.stderr) == (1, "error: flag --x: $CCM_TEST_X is 'maybe', not true or false\n")

@@ -228,6 +228,8 @@ def build(definition: Definition) -> ArgumentParser:
     """The parser of ``ccm NAME``; PluginError for a definition argparse cannot express."""
     try:
         return _build(definition)
+    except UsageError:   # an environment variable's value, not the file
+        raise
     except (argparse.ArgumentError, argparse.ArgumentTypeError, ValueError) as exc:
         raise PluginError(f"plugin {definition.path}: {exc}") from None
 
