@@ -238,6 +238,8 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_NO_IMPORT_BUNDLE", "any value: ccm.pyz imports its modules one by one, not from the import bundle"),
     ("NO_COLOR", "any value turns colour off (as does TERM=dumb)"),
     ("NATS_CONTEXT", "default NATS context"),
+    ("XDG_CONFIG_HOME", "base of the user's NATS contexts, facts and CLI plugins (default ~/.config)"),
+    ("BUILDER_DRY_RUN", "any value: a CLI plugin's exec command prints what it would run and runs nothing"),
     ("SHIV_ROOT", "where ccm.pyz unpacks itself"),
     ("TMPDIR", "where bundles are extracted (a private manifest-* directory, removed after the run)"),
 )
