@@ -35,7 +35,8 @@ def parser() -> ArgumentParser:
     put = sub.add_parser("put", help="store a value (creates the bucket when missing)")
     put.add_argument("bucket", help="the bucket")
     put.add_argument("key", help="the key")
-    put.add_argument("file", nargs="?", default="-", help="read the value from FILE (default -: standard input)")
+    put.add_argument("file", nargs="?", default="", help="read the value from FILE (- or nothing: standard input, "
+                                                         "which must then not be a terminal)")
     put.add_argument("--replicas", type=int, default=1, help="replicas of a bucket created by this put")
     _common(put)
     get = sub.add_parser("get", help="write the latest value")
@@ -48,6 +49,17 @@ def parser() -> ArgumentParser:
     rm.add_argument("key", help="the key")
     _common(rm)
     return p
+
+
+def stdin_unless_terminal(path: str) -> str:
+    """No FILE given: standard input, when something is piped in (not a terminal to wait on)."""
+    if path:
+        return path
+    if sys.stdin.isatty():
+        from ccm.model.errors import UsageError
+
+        raise UsageError("nothing to store: give a FILE, or pipe the data in (- reads standard input)")
+    return "-"
 
 
 def read_input(path: str, limit: int, what: str) -> bytes:
@@ -92,7 +104,7 @@ def run(argv: List[str]) -> int:
     args = parser().parse_args(argv)
     conn = Connection(args.context)
     if args.action == "put":
-        value = read_input(args.file, MAX_VALUE, "value")
+        value = read_input(stdin_unless_terminal(args.file), MAX_VALUE, "value")
         revision, created = kv_put(conn, args.bucket, args.key, value, replicas=args.replicas)
         if created:
             print(f"created KV bucket {args.bucket} with {args.replicas} replica{'s' if args.replicas != 1 else ''}")

@@ -93,3 +93,19 @@ def test_a_value_given_to_a_global_boolean_flag_is_a_usage_error(flag):
         r = ccm(*args)
         assert r.returncode == 1 and r.stderr.startswith("error: "), (args, r.stderr)
         assert r.stdout == ""
+
+
+def test_kv_put_without_a_file_does_not_wait_on_a_terminal():
+    import pty
+
+    master, slave = pty.openpty()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": "/nonexistent",
+           "XDG_CONFIG_HOME": "/nonexistent/xdg"}
+    try:
+        r = subprocess.run([sys.executable, "-m", "ccm", "kv", "put", "CONFIG", "motd"], env=env, stdin=slave,
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert (r.returncode, r.stderr) == (1, "error: nothing to store: give a FILE, or pipe the data in (- reads "
+                                           "standard input)\n")
