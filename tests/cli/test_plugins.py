@@ -585,3 +585,35 @@ def test_a_boolean_flag_from_the_environment_must_be_true_or_false(home):
     assert ccm(home, "envb", "run", CCM_TEST_X="true").stdout == "true\n"
     r = ccm(home, "envb", "run", CCM_TEST_X="maybe")
     assert (r.returncode, r.stderr) == (1, "error: flag --x: $CCM_TEST_X is 'maybe', not true or false\n")
+
+
+def test_a_user_may_symlink_a_plugin_file():
+    """Only root refuses symlinked plugin files; ``nobody`` runs one through its link."""
+    import pwd
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"):
+        pytest.skip("needs root (to run as nobody) and /usr/bin/python3")
+    nobody = pwd.getpwnam("nobody")
+    base = tempfile.mkdtemp(prefix="ccm-plugin-")   # under /tmp, where nobody may go
+    try:
+        plugins = os.path.join(base, "xdg", "choria", "ccm", "plugins")
+        os.makedirs(plugins)
+        real = os.path.join(base, "real.yaml")
+        with open(real, "w") as fh:
+            fh.write("name: link\ndescription: d\ncommands:\n  - name: run\n    description: d\n"
+                     "    type: exec\n    command: echo linked\n")
+        os.symlink(real, os.path.join(plugins, "link-plugin.yaml"))
+        for dirpath, dirs, files in os.walk(base):
+            for name in dirs + files + [""]:
+                os.lchown(os.path.join(dirpath, name), nobody.pw_uid, nobody.pw_gid)
+        code = ("import os, sys; os.setgid(%d); os.setuid(%d); sys.path.insert(0, %r);"
+                "from ccm.cli.main import main; sys.exit(main(['link', 'run']))"
+                % (nobody.pw_gid, nobody.pw_uid, ROOT))
+        env = {"PATH": "/usr/bin:/bin", "HOME": base, "XDG_CONFIG_HOME": os.path.join(base, "xdg")}
+        r = subprocess.run(["/usr/bin/python3", "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                           cwd="/")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert (r.returncode, r.stdout) == (0, "linked\n"), r.stderr

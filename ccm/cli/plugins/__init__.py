@@ -14,7 +14,8 @@ read only when it, its directory and every directory above are owned by root and
 writable by group or others (a sticky directory such as ``/tmp`` may be, above), and
 only as a regular file, not through a symbolic link: otherwise it is skipped with one
 warning naming it. Plugin files are bounded (``MAX_FILE_BYTES``; depth and aliases by
-``ccm.yamlio``), and so is the walk (``MAX_WALK_DEPTH``, ``MAX_ENTRIES``).
+``ccm.yamlio``), and so is the walk (``MAX_WALK_DEPTH``, ``MAX_ENTRIES``). For other users
+a plugin file may be a symbolic link.
 Not: the built-in commands' path: ``ccm.cli.main`` imports this only for a command word
 that is not built in, and for the help texts when a plugin directory exists.
 """
@@ -177,7 +178,8 @@ def read_trusted(path: str, what: str = "plugin") -> bytes:
         raise PluginError(f"{what} {path} skipped: {exc}") from None
     try:
         try:
-            fd = os.open(os.path.basename(path), _FILE, dir_fd=dfd)
+            # root does not follow a symlink (its target escapes the checks); others may
+            fd = os.open(os.path.basename(path), _FILE if _as_root() else _FILE & ~os.O_NOFOLLOW, dir_fd=dfd)
         except OSError as exc:
             reason = "it is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
             raise PluginError(f"{what} {path}: cannot read: {reason}") from None
