@@ -225,10 +225,7 @@ def _run_plugin(rest: List[str], flags: Dict[str, Any]) -> int:
     if plugin_dirs_exist() and not rest[0].startswith("-"):
         from ccm.cli import plugins
 
-        try:
-            found, _warnings = plugins.mountable()
-        except Exception:   # a directory that cannot be walked: there is no such command
-            found = {}
+        found, _warnings = plugins.mountable()   # a directory that cannot be read: a warning, no plugin
         path = found.get(rest[0])
         if path is not None:
             return _run(lambda: plugins.run(rest[0], path, rest[1:]), flags)

@@ -617,3 +617,29 @@ def test_a_user_may_symlink_a_plugin_file():
     finally:
         shutil.rmtree(base, ignore_errors=True)
     assert (r.returncode, r.stdout) == (0, "linked\n"), r.stderr
+
+
+def test_app_builder_template_functions(home):
+    write_plugin(home, "req", """\
+        name: req
+        description: d
+        commands:
+          - name: run
+            description: d
+            type: exec
+            command: >-
+              echo {{ require .Config.Password "Password not set in the configuration" }}
+              {{ read_file "word.txt" | trim }} {{ env "HOME" }} {{ UserWorkingDir }} {{ AppDir }}
+              {{ default .Flags.colour "blue" }} {{ list 1 2 | toJson | squote }}
+            flags:
+              - {name: colour, description: c}
+        """)
+    (home / "word.txt").write_text("bird\n")
+    r = ccm(home, "req", "run")
+    assert r.returncode == 1
+    assert r.stderr.startswith("ccm: error: req run: template error: template: command:1:")
+    assert r.stderr.endswith("error calling require: Password not set in the configuration\n")
+    (plugin_dir(home) / "req-cfg.yaml").write_text("Password: pw\n")
+    r = ccm(home, "req", "run", "--colour", "red")
+    assert (r.returncode, r.stdout) == (0, f"pw bird {home} {home} {plugin_dir(home)} red [1,2]\n"), r.stderr
+    assert ccm(home, "req", "run").stdout.endswith(" blue [1,2]\n")

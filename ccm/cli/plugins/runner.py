@@ -56,11 +56,9 @@ def _functions(definition: Definition) -> Dict[str, Callable[..., Any]]:
     ``default`` and ``env``: ``default VALUE FALLBACK`` (value first, as App Builder has it)."""
     import shlex
 
-    from ccm.templates.gotmpl import GoTemplateError
-
     def require(value: Any, reason: str = "") -> Any:
-        if value is None or value == "":
-            raise GoTemplateError(reason or "value required")
+        if value is None or value == "":   # the engine reports it: error calling require: REASON
+            raise ValueError(reason or "value required")
         return value
 
     def default(value: Any, fallback: Any) -> Any:
