@@ -172,12 +172,27 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
         reason = exc.reason
         if isinstance(reason, socket.timeout):
             raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-        raise HTTPGetError(f"GET {shown}: {reason}") from None
+        raise HTTPGetError(f"GET {shown}: {_in_words(reason)}") from None
     except socket.timeout:
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except (OSError, ValueError, http.client.HTTPException) as exc:
-        raise HTTPGetError(f"GET {shown}: {redact_url(str(exc)) or type(exc).__name__}") from None
+        raise HTTPGetError(f"GET {shown}: {redact_url(_in_words(exc)) or type(exc).__name__}") from None
     return total
+
+
+def _in_words(reason: object) -> str:
+    """An OS error as words (``connection refused``), without Python's ``[Errno 111]``."""
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror[:1].lower() + reason.strerror[1:]
+    return str(reason)
+
+
+def reason_of(exc: HTTPGetError, shown: str) -> str:
+    """The reason of a failed GET of ``shown`` without the ``GET <url>: `` its text starts
+    with, for messages that name the URL themselves."""
+    text = str(exc)
+    prefix = f"GET {shown}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 class _Watchdog:

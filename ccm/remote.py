@@ -174,7 +174,7 @@ def bundle_from(download: Callable[[BinaryIO], None], shown: str,
 
 def fetch_bundle(url: str, *, timeout: Optional[float] = None,
                  checksum: Optional[Checksum] = None) -> Tuple[str, str]:
-    from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get
+    from ccm.httpget import DEFAULT_TIMEOUT, HTTPGetError, get, reason_of
 
     shown = redact_url(url)
 
@@ -182,7 +182,7 @@ def fetch_bundle(url: str, *, timeout: Optional[float] = None,
         try:
             get(url, out, timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
         except HTTPGetError as exc:
-            raise ManifestError(f"could not fetch manifest {shown}: {exc}") from None
+            raise ManifestError(f"failed to fetch manifest from URL {shown}: {reason_of(exc, shown)}") from None
 
     return bundle_from(download, shown, checksum)
 

@@ -131,3 +131,16 @@ def test_load_manifest_from_http_runs_with_bundle_working_dir(server, tmpbase, t
     finally:
         manifest.cleanup()
     assert os.listdir(tmpbase) == []  # the whole temp dir, not just the manifest's directory
+
+
+def test_connection_refused_names_the_url_once_in_words(tmpbase):
+    import socket
+
+    with socket.socket() as s:   # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ManifestError) as exc:
+        fetch_bundle(f"http://bob:s3cret@127.0.0.1:{port}/site.tar.gz")
+    assert str(exc.value) == (f"failed to fetch manifest from URL http://REDACTED@127.0.0.1:{port}/site.tar.gz: "
+                              "connection refused")
+    assert os.listdir(tmpbase) == []

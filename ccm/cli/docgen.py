@@ -16,7 +16,10 @@ import argparse
 import importlib
 import inspect
 from datetime import datetime, timezone
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+
+if TYPE_CHECKING:
+    from ccm.cli.reference import Section
 
 
 class Node(NamedTuple):
@@ -177,6 +180,7 @@ def man_page() -> str:
         epilog = node.parser.epilog if node.parser is not None else None
         if epilog:
             out += [".PP", ".nf", _roff(epilog.rstrip()), ".fi"]
+    out += reference_roff()
     out += [".SH EXIT STATUS",
             "0 success; 1 an error, a rejected manifest or (apply) a failed resource; with "
             "\\fB\\-\\-detailed\\-exit\\-codes\\fR 2 changes, 4 failures, 6 both.",
@@ -185,6 +189,36 @@ def man_page() -> str:
         out += [".TP", f"\\fB{_roff(name)}\\fR", _roff(text)]
     out += [".SH SEE ALSO", "The README shipped with ccm: cron, systemd timers, cloud\\-init and air\\-gapped hosts."]
     return "\n".join(out) + "\n"
+
+
+def _roff_sections(sections: List["Section"]) -> List[str]:
+    out: List[str] = []
+    for section in sections:
+        out += [".SS " + _roff(section.title)]
+        if section.intro:
+            out.append(_roff(section.intro))
+        for e in section.entries:
+            out += [".TP", f"\\fB{_roff(e.name)}\\fR ({_roff(e.facts())})", _roff(e.description)]
+            if e.example:
+                out += [".nf", _roff(e.example), ".fi"]
+        if section.example:
+            out += [".PP", "Example:", ".nf", _roff(section.example), ".fi"]
+    return out
+
+
+def reference_roff() -> List[str]:
+    """The ``ccm doc`` reference as man page sections: every resource type, the template
+    functions, Hiera (``ccm.cli.reference``)."""
+    from ccm.cli import reference
+
+    out = [".SH RESOURCE TYPES", "Every property of every type (also: \\fBccm doc\\fR \\fItype\\fR)."]
+    for type_name in resource_types():
+        out += _roff_sections(reference.type_section(type_name)[:1])
+    out += _roff_sections(reference.nested_sections())
+    out += [".SH MANIFEST"] + _roff_sections(reference.manifest_sections())
+    out += [".SH TEMPLATE FUNCTIONS"] + _roff_sections(reference.topic("functions"))
+    out += [".SH HIERA"] + _roff_sections(reference.hiera_sections())
+    return out
 
 
 ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
@@ -204,6 +238,8 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_NO_IMPORT_BUNDLE", "any value: ccm.pyz imports its modules one by one, not from the import bundle"),
     ("NO_COLOR", "any value turns colour off (as does TERM=dumb)"),
     ("NATS_CONTEXT", "default NATS context"),
+    ("XDG_CONFIG_HOME", "base of the user's NATS contexts, facts and CLI plugins (default ~/.config)"),
+    ("BUILDER_DRY_RUN", "any value: a CLI plugin's exec command prints what it would run and runs nothing"),
     ("SHIV_ROOT", "where ccm.pyz unpacks itself"),
     ("TMPDIR", "where bundles are extracted (a private manifest-* directory, removed after the run)"),
 )
@@ -354,6 +390,10 @@ def zsh_script() -> str:
 
 
 def render(kind: str) -> str:
+    if kind == "long":
+        from ccm.cli.helplong import long_help
+
+        return long_help()
     if kind == "man":
         return man_page()
     if kind == "bash":

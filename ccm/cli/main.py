@@ -24,6 +24,10 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "session": ("ccm.cli.session_cmd", "Manage shell-script sessions"),
     "registration": ("ccm.cli.registration_cmd", "Service registration over NATS"),
     "agent": ("ccm.cli.agent_cmd", "Run the agent: apply manifests continuously"),
+    "doc": ("ccm.cli.doc_cmd", "Offline reference: resource types, template functions, Hiera"),
+    "kv": ("ccm.cli.kv_cmd", "Put, get and remove JetStream key-value entries"),
+    "obj": ("ccm.cli.obj_cmd", "Put, get and remove JetStream object store entries"),
+    "cheat": ("ccm.cli.cheat_cmd", "Show the cheat sheets of the CLI plugins"),
 }
 ALIASES: Dict[str, str] = {"info": "status", "reg": "registration", "r": "registration"}
 
@@ -60,11 +64,35 @@ GLOBAL_FLAGS: Tuple[GlobalFlag, ...] = (
     GlobalFlag("--syslog", "also send the log to the local syslog socket /dev/log, facility daemon, ident ccm "
                "(default: off)"),
     GlobalFlag("--version", "print the version, build id, Python and architecture, and exit"),
+    GlobalFlag("--help-long", "print the full help: every command with its flags", hidden=True),
     GlobalFlag("--help-man", "print a man page on stdout", hidden=True),
     GlobalFlag("--completion-script-bash", "print a bash completion script", hidden=True),
     GlobalFlag("--completion-script-zsh", "print a zsh completion script", hidden=True),
 )
 _BY_NAME = {f.name: f for f in GLOBAL_FLAGS}
+
+
+def plugin_dirs_exist() -> bool:
+    """Whether a CLI plugin directory exists: two stats, so the help texts pay nothing for
+    plugins on a host without them (``ccm.cli.plugins`` is imported only when one exists)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.isdir("/etc/choria/ccm/plugins") or os.path.isdir(os.path.join(xdg, "choria", "ccm", "plugins"))
+
+
+def _plugin_lines() -> List[str]:
+    if not plugin_dirs_exist():
+        return []
+    from ccm.cli import plugins
+
+    found, warnings = plugins.loaded()
+    plugins.warn(warnings)
+    if not found:
+        return []
+    lines = ["", "Plugin commands:"]
+    for definition in found:
+        summary = (definition.description.strip().splitlines() or [""])[0]
+        lines.append(f"  {definition.name:<14}{summary}")
+    return lines
 
 
 def _help_text() -> str:
@@ -73,6 +101,7 @@ def _help_text() -> str:
     lines = [USAGE, "", f"Choria Configuration Manager {__version__}", "", "Commands:"]
     for name, (_mod, summary) in COMMANDS.items():
         lines.append(f"  {name:<14}{summary}")
+    lines += _plugin_lines()
     lines += ["", "Global flags:"]
     import textwrap
 
@@ -84,7 +113,7 @@ def _help_text() -> str:
         body = textwrap.wrap(text, 72)
         lines.append(f"  {head:<18}{body[0]}")
         lines.extend(" " * 20 + more for more in body[1:])
-    lines += ["", "Run 'ccm <command> --help' for a command's flags."]
+    lines += ["", "Run 'ccm <command> --help' for a command's flags, 'ccm --help-long' for every command's."]
     return "\n".join(lines)
 
 
@@ -165,7 +194,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if flags["version"]:
         print(version_text())
         return EXIT_OK
-    for key, kind in (("help_man", "man"), ("completion_script_bash", "bash"), ("completion_script_zsh", "zsh")):
+    for key, kind in (("help_long", "long"), ("help_man", "man"), ("completion_script_bash", "bash"),
+                      ("completion_script_zsh", "zsh")):
         if flags[key]:
             from ccm.cli import docgen
 
@@ -184,19 +214,36 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         rest = rest[1:] + ["--help"]
     name = ALIASES.get(rest[0], rest[0])
     if name not in COMMANDS:
-        sys.stderr.write(
-            f"error: expected command but got \"{rest[0]}\", use --help for full help "
-            "including flags and arguments\n\n" + _help_text() + "\n"
-        )
-        return EXIT_ERROR
+        return _run_plugin(rest, flags)
 
+    return _run(lambda: _run_command(name, rest[1:], flags["debug"]), flags)
+
+
+def _run_plugin(rest: List[str], flags: Dict[str, Any]) -> int:
+    """``ccm NAME ...`` for a word that is no built-in command: a CLI plugin, or the
+    unknown-command error (the plugin directories are read only now)."""
+    if plugin_dirs_exist() and not rest[0].startswith("-"):
+        from ccm.cli import plugins
+
+        found, _warnings = plugins.mountable()   # a directory that cannot be read: a warning, no plugin
+        path = found.get(rest[0])
+        if path is not None:
+            return _run(lambda: plugins.run(rest[0], path, rest[1:]), flags)
+    sys.stderr.write(
+        f"error: expected command but got \"{rest[0]}\", use --help for full help "
+        "including flags and arguments\n\n" + _help_text() + "\n"
+    )
+    return EXIT_ERROR
+
+
+def _run(action: Callable[[], int], flags: Dict[str, Any]) -> int:
     from ccm import log, redact
 
     redact.install_streams()   # values marked @sensitive never reach stdout/stderr
     log.configure(debug=flags["debug"], info=flags["info"], level=flags["log_level"], quiet=flags["quiet"],
                   color=flags["color"] or "auto", syslog=flags["syslog"])
     try:
-        return _run_command(name, rest[1:], flags["debug"])
+        return action()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -220,7 +267,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_ERROR
         sys.stderr.write(f"ccm: error: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -85,7 +85,7 @@ def _fetch_http(source: str) -> str:
         status = "HTTP request failed with status "
         if reason.startswith(status):
             raise ValidationError(f"HTTP request to {shown} failed with status {reason[len(status):]}") from None
-        raise ValidationError(f"HTTP request to {shown} failed: {reason}") from None
+        raise ValidationError(f"failed to fetch hiera data from {shown}: {httpget.reason_of(exc, shown)}") from None
     data = body.getvalue()
     if not data:
         raise ValidationError(f"HTTP request to {shown} returned an empty body")

@@ -27,7 +27,8 @@ def validate_checks(checks: List[Dict[str, Any]]) -> None:
         if has_cmd and fmt not in ("", "nagios"):
             raise ValidationError("'format' must be 'nagios' when using 'command'", field=f"{where}.format")
         if not has_cmd and not has_goss:
-            raise ValidationError("'command' or 'goss_rules' is required", field=where)
+            raise ValidationError("'format' flag is required: a health check needs a command or goss_rules",
+                                  field=where)
         if has_goss:
             from ccm.healthcheck.goss.schema import validate_goss_rules
 

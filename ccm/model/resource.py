@@ -209,12 +209,13 @@ class Plan(ValueObject):
 
 
 def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
-    """Split ``type#name``; a reference has exactly one ``#``."""
-    if not isinstance(ref, str) or ref.count("#") != 1:
-        raise ValidationError(f"invalid {what} reference {ref!r}: expected type#name", field=what)
+    """Split ``type#name``; a reference has exactly one ``#``. Upstream's words first
+    (``invalid require properties``, exec's ``invalid subscribe format <s>``), then ours."""
+    if not isinstance(ref, str) or ref.count("#") != 1 or not all(ref.split("#", 1)):
+        if what == "subscribe":
+            raise ValidationError(f"invalid subscribe format {ref}: expected type#name (exactly one '#')", field=what)
+        raise ValidationError(f"invalid {what} properties: {ref!r} is not type#name (exactly one '#')", field=what)
     t, n = ref.split("#", 1)
-    if not t or not n:
-        raise ValidationError(f"invalid {what} reference {ref!r}: expected type#name", field=what)
     return t, n
 
 

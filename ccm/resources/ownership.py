@@ -243,10 +243,10 @@ def resolve_ids(owner: str, group: str) -> Tuple[int, int]:
     """Numeric ids for a desired owner and group; a missing one is a run-time failure."""
     uid = uid_for(owner)
     if uid is None:
-        raise ProviderError(f'owner "{owner}" does not exist')
+        raise ProviderError(f'could not lookup user "{owner}": no such user')
     gid = gid_for(group)
     if gid is None:
-        raise ProviderError(f'group "{group}" does not exist')
+        raise ProviderError(f'could not lookup group "{group}": no such group')
     return uid, gid
 
 

@@ -131,9 +131,11 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
     def jet(*args: Any) -> str:
         if len(args) not in (1, 3):
             raise ExprError("jet requires 1 or 3 arguments")
-        for arg in args:
+        for arg, what in zip(args, ("template body", "left delimiter", "right delimiter")):
             if not isinstance(arg, str):
-                raise ExprError("jet requires string arguments (a template, and optionally its two delimiters)")
+                from ccm.model.kinds import type_name
+
+                raise ExprError(f"jet requires a string argument for {what}, not {type_name(arg)}")
         body = args[0]
         left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
         if body.endswith(".jet"):

@@ -161,7 +161,7 @@ def test_http_connection_refused_is_one_line(http_server):
     with pytest.raises(ValidationError) as err:
         load_document(f"https://u:topsecret@127.0.0.1:{free_port}/x.yaml")
     assert "topsecret" not in str(err.value)
-    assert str(err.value).startswith(f"HTTP request to https://REDACTED@127.0.0.1:{free_port}/x.yaml failed: ")
+    assert str(err.value) == f"failed to fetch hiera data from https://REDACTED@127.0.0.1:{free_port}/x.yaml: connection refused"
 
 
 def test_kv_sources():

@@ -65,7 +65,7 @@ BAD = [
     ("control syntax error", "ccm:\n  resources:\n    - exec:\n        name: /bin/true\n        control:\n          if: 'Data.x =='\n",
      "exec#/bin/true): control.if:"),
     ("bad reference", "ccm:\n  resources:\n    - exec:\n        name: /bin/true\n        require: [nohash]\n",
-     "exec#/bin/true): require: invalid require reference"),
+     "exec#/bin/true): require: invalid require properties: 'nohash' is not type#name (exactly one '#')"),
     ("wrong value type", "ccm:\n  resources:\n    - exec:\n        name: /bin/true\n        timeout: {a: 1}\n",
      "exec#/bin/true): timeout: expected a string, got a map"),
     ("fail_on_error not bool", "ccm:\n  fail_on_error: 'yes'\n  resources: []\n", "fail_on_error must be a boolean"),
@@ -100,7 +100,7 @@ def test_runtime_failures_fail_one_resource_and_continue(tmp_path, capsys):
                  + file_res(b))
     code, out, err = apply(capsys, path)
     assert code == 1
-    assert 'owner "no-such-user-ccm" does not exist' in out
+    assert 'could not lookup user "no-such-user-ccm": no such user' in out
     assert b.read_text() == "x" and not a.exists()
     assert "Failed Resources: 1" in out and "Unmet Requirements: 1" in out
 

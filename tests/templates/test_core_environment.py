@@ -178,3 +178,15 @@ def test_environment_module_does_not_import_jet():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert out.stdout.strip() == "False False", out.stderr
+
+
+@pytest.mark.parametrize("call,what,got", [
+    ("jet(1)", "template body", "integer"),
+    ("jet(1, '<<', '>>')", "template body", "integer"),
+    ("jet('x', true, '>>')", "left delimiter", "boolean"),
+    ("jet('x', '<<', [1])", "right delimiter", "list"),
+])
+def test_jet_argument_errors_start_with_upstreams_words(env, call, what, got):
+    with pytest.raises(TemplateError) as err:
+        evaluate(call, env)
+    assert str(err.value).endswith(f"jet requires a string argument for {what}, not {got}")

@@ -48,7 +48,8 @@ def validate(props: Properties) -> None:
         check_name(props.name)
     for ref in props.get("subscribe") or []:
         if "#" not in ref:
-            raise ValidationError("invalid subscribe format", field="subscribe")
+            raise ValidationError(f"invalid subscribe format: {ref!r} has no '#' (expected type#name)",
+                                  field="subscribe")
 
 
 TYPE = TypeSpec(

@@ -150,7 +150,7 @@ def test_errors_never_show_credentials(tmp_path):
 
 
 def test_missing_owner(server, tmp_path):
-    with pytest.raises(ProviderError, match='owner "no-such-user-x" does not exist'):
+    with pytest.raises(ProviderError, match='could not lookup user "no-such-user-x": no such user'):
         dl(tmp_path, server.url("/dl/app.tar.gz"), owner="no-such-user-x")
 
 

@@ -167,7 +167,7 @@ def test_logoutput_goes_to_user_log():
 @pytest.mark.parametrize("values,message", [
     ({"name": "x", "timeout": "soon"}, "invalid duration"),
     ({"name": "'unterminated"}, "Unterminated"),
-    ({"name": "x", "subscribe": ["nohash"]}, "invalid subscribe reference"),
+    ({"name": "x", "subscribe": ["nohash"]}, "invalid subscribe format nohash: expected type#name"),
     ({"name": "x", "path": "relative/bin"}, 'invalid path: "relative/bin" is not an absolute path'),
     ({"name": "x", "path": "/bin::/usr/bin"}, "empty directory in path"),
     ({"name": "x", "environment": ["NOEQUALS"]}, "missing '='"),

@@ -169,7 +169,7 @@ def test_unknown_owner_fails_at_run_time(tmp_path):
     mgr = fakes.manager()
     f = tmp_path / "f"
     ev = apply(mgr, name=str(f), ensure="present", content="a", owner="no-such-user-ccm")
-    assert ev.failed and 'owner "no-such-user-ccm" does not exist' in ev.errors[0]
+    assert ev.failed and 'could not lookup user "no-such-user-ccm": no such user' in ev.errors[0]
     assert not f.exists()
 
 

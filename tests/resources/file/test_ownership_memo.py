@@ -97,3 +97,15 @@ def test_format_mode_equals_the_plain_formatting_asked_twice():
     for _ in range(2):
         for mode in modes:
             assert ownership.format_mode(mode) == f"{mode & 0o777:04o}"
+
+
+def test_a_missing_user_or_group_is_upstreams_lookup_error():
+    from ccm.model.errors import ProviderError
+    from ccm.resources.ownership import resolve_ids
+
+    with pytest.raises(ProviderError) as err:
+        resolve_ids("no-such-user-ccm", "root")
+    assert str(err.value) == 'could not lookup user "no-such-user-ccm": no such user'
+    with pytest.raises(ProviderError) as err:
+        resolve_ids("root", "no-such-group-ccm")
+    assert str(err.value) == 'could not lookup group "no-such-group-ccm": no such group'

@@ -41,7 +41,7 @@ def test_default_ensure_is_running():
     ({"ensure": "started"}, 'service#nginx: ensure: invalid ensure value: invalid ensure property "started" expects "running" or "stopped"'),
     ({"name": "ng;inx"}, 'service#ng;inx: name: service name contains dangerous characters: "ng;inx"'),
     ({"name": "ng inx"}, 'service#ng inx: name: service name contains invalid characters: "ng inx" (allowed: alphanumeric, ._+:~@-)'),
-    ({"subscribe": ["file"]}, "service#nginx: subscribe: invalid subscribe format"),
+    ({"subscribe": ["file"]}, "service#nginx: subscribe: invalid subscribe format: 'file' has no '#' (expected type#name)"),
     ({"enable": "yes"}, "service#nginx: enable: expected a boolean, got a string"),
 ])
 def test_validation_errors(values, message):
