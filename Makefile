@@ -110,16 +110,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# The standing hostile-input suite (issue 15): bad-input catalogue, 100 kill -9 trials,
+# The standing hostile-input suite (issues 15, 24): bad-input catalogue, 100 kill -9 trials,
 # seeded fuzzing, hostile archives/HTTP, canaries, permissions (as root also as nobody,
-# with fs.protected_* at 0). About 20 minutes on 2 cores; the ci variant about 3.
+# with fs.protected_* at 0, restored by the last test that needed it), trust rules and
+# 3000-trial swap races on the session store and lock directory. About 20 minutes on 2
+# cores; the ci variant about 3.
 test-reliability: pyz
 	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-100} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-2000} \
+	  CCM_RACE_TRIALS=$${CCM_RACE_TRIALS:-3000} \
 	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
 
 # pyz: the checks as `nobody` run the shipped file (the venv is under root's 0700 home).
 test-reliability-ci: pyz
 	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-8} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-150} \
+	  CCM_RACE_TRIALS=$${CCM_RACE_TRIALS:-300} \
 	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
 
 # 100 kill -9 trials at random moments of a batched first run of 200 files (issue 16).
