@@ -160,13 +160,10 @@ def _own_command_name() -> str:
 
 def redact_userinfo(text: str) -> str:
     """Drop URL credentials from ``text`` (``https://u:p@host`` -> ``https://REDACTED@host``),
-    even when the password holds unencoded ``/``, ``#`` or ``?``."""
-    if "://" not in text or "@" not in text:
-        return text
-    scheme, _, rest = text.partition("://")
-    if "@" not in rest:
-        return text
-    return f"{scheme}://REDACTED@{rest.rsplit('@', 1)[1]}"
+    even when the password holds unencoded ``/``, ``#`` or ``?``: the one scrubber's rule."""
+    from ccm.redact import scrub_text
+
+    return scrub_text(text)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
