@@ -7,6 +7,8 @@ from typing import Dict, Iterator, Optional
 
 import pytest
 
+from ccm.locks import _pid_alive
+
 SYSCTLS = ("/proc/sys/fs/protected_symlinks", "/proc/sys/fs/protected_regular")
 # Shared by every pytest worker (``-n 2``) and run: the original values and who holds the
 # worst case now. Only the last holder restores, so one worker never puts the protection
@@ -28,7 +30,7 @@ def _sysctl_state(update):
                 state = json.load(fh)
         except (OSError, ValueError):
             state = {"saved": {}, "holders": []}
-        state["holders"] = [pid for pid in state["holders"] if _alive(pid)]
+        state["holders"] = [pid for pid in state["holders"] if _pid_alive(pid)]
         result = update(state)
         if state["holders"]:
             with open(SYSCTL_STATE + ".tmp", "w") as fh:
@@ -39,16 +41,6 @@ def _sysctl_state(update):
         return result
     finally:
         os.close(fd)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _write_sysctls(values: Dict[str, str]) -> None:

@@ -18,6 +18,7 @@ import stat
 import pytest
 
 from tests.reliability.cli import ccm
+from tests.unattended.test_output import _datagrams
 
 pytestmark = pytest.mark.reliability
 
@@ -92,11 +93,10 @@ def test_json_stays_valid_and_escaped(project):
 
 @pytest.fixture
 def syslog(tmp_path):
-    path = str(tmp_path / "log.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
+    sock.bind(str(tmp_path / "log.sock"))
     sock.settimeout(0)
-    yield path, sock
+    yield str(tmp_path / "log.sock"), sock
     sock.close()
 
 
@@ -105,12 +105,7 @@ def test_syslog_records_are_escaped_marked_and_scrubbed(project, syslog):
     path, sock = syslog
     res = ccm(["--info", "--syslog", "apply", write(3)], str(work), {"CCM_SYSLOG_SOCKET": path})
     assert res.returncode == 1
-    got = []
-    while True:
-        try:
-            got.append(sock.recv(65536).decode("utf-8", "replace"))
-        except BlockingIOError:
-            break
+    got = _datagrams(sock)
     assert any("output=ccm[1]: FAKE root login accepted" in g for g in got), got
     for record in got:
         assert not CONTROLS.search(record), record
