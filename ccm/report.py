@@ -79,6 +79,10 @@ def log_event(user_log: Any, event: TransactionEvent) -> None:
     user_log.log(level, message, *attrs)
 
 
+# ensure values the status line of most resources shows: printable, no need to ask
+_PLAIN_ENSURES = frozenset(("present", "absent", "directory", "running", "stopped", "latest", "installed"))
+
+
 def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
     """``log_event(user_log, event)`` for the events of one run: the logger's policy is read
     once (``UserLogger.line_sink``) and the line of most resources (neither noop, failed
@@ -95,7 +99,8 @@ def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
         ensure, provider = event.requested_ensure, event.provider
         if event.noop or event.failed or event.unmet_requirements or type(ensure) is not str \
                 or type(provider) is not str \
-                or not (event.name.isprintable() and event.alias.isprintable() and ensure.isprintable()):
+                or not event.name.isprintable() or (event.alias and not event.alias.isprintable()) \
+                or (ensure not in _PLAIN_ENSURES and not ensure.isprintable()):
             log_event(user_log, event)   # and the generic path escapes control characters
             return
         # _outcome's level and word without its call (~600 Ir per resource); the status-line
