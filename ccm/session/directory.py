@@ -16,6 +16,7 @@ destroying a store removes only our own event files, never following a link.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -162,8 +163,10 @@ class DirectoryStore(SessionStore):
             return None
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return None   # gone, a symlink, unreadable: as before, not an event
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP):
+                return None   # gone, or a symlink: not an event
+            raise   # unreadable: warned about by the caller, tried again
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
