@@ -110,19 +110,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# The standing hostile-input suite (issue 15): bad-input catalogue, 100 kill -9 trials,
+# The standing hostile-input suite (issues 15, 24): bad-input catalogue, 100 kill -9 trials,
 # seeded fuzzing, hostile archives/HTTP, canaries, permissions (as root also as nobody,
-# with fs.protected_* at 0), root's runs against a user swapping the extraction root
-# (CCM_SWAP_RACE_RUNS per case). About 20 minutes on 2 cores; the ci variant about 3.
+# with fs.protected_* at 0, restored by the last test that needed it), trust rules,
+# 3000-trial swap races on the session store and lock directory (CCM_RACE_TRIALS) and root's
+# runs against a user swapping the extraction root (CCM_SWAP_RACE_RUNS per case). About 20
+# minutes on 2 cores; the ci variant about 3.
 test-reliability: pyz
 	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-100} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-2000} \
-	  CCM_SWAP_RACE_RUNS=$${CCM_SWAP_RACE_RUNS:-100} \
+	  CCM_RACE_TRIALS=$${CCM_RACE_TRIALS:-3000} CCM_SWAP_RACE_RUNS=$${CCM_SWAP_RACE_RUNS:-100} \
 	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
 
 # pyz: the checks as `nobody` run the shipped file (the venv is under root's 0700 home).
 test-reliability-ci: pyz
 	CCM_KILL_TRIALS=$${CCM_KILL_TRIALS:-8} CCM_FUZZ_EXAMPLES=$${CCM_FUZZ_EXAMPLES:-150} \
-	  CCM_SWAP_RACE_RUNS=$${CCM_SWAP_RACE_RUNS:-8} \
+	  CCM_RACE_TRIALS=$${CCM_RACE_TRIALS:-300} CCM_SWAP_RACE_RUNS=$${CCM_SWAP_RACE_RUNS:-8} \
 	  $(VPY) -m pytest -q -rs -n $(PYTEST_WORKERS) -m 'reliability or not reliability' tests/reliability
 
 # 100 kill -9 trials at random moments of a batched first run of 200 files (issue 16).

@@ -7,7 +7,8 @@ atomically. Puppet's ``last_run_summary.yaml`` is the anchor: a monitor reads
 ``end_time`` to alert on stale runs and ``exit_code``/``failed_resources`` on bad ones.
 
 Guarantees: the file is replaced atomically (``ccm.fsafe.atomic_replace``: no symlink
-followed, no partial file); times are UTC RFC 3339 plus Unix seconds; messages are the ones the run printed (already redacted there).
+followed, no partial file, parents created the same way); times are UTC RFC 3339 plus
+Unix seconds; messages are the ones the run printed, scrubbed as the console is.
 Not: a history (one run only), nor the event log (``--json`` or a session has that).
 """
 from __future__ import annotations
@@ -79,13 +80,19 @@ class LastRun:
 
     def write(self, path: str) -> None:
         """Replace ``path`` atomically; a missing parent directory is created (0755), as
-        cron lines and timers name a state directory nothing else creates."""
+        cron lines and timers name a state directory nothing else creates. Parents are
+        made and reached through ``fsafe.open_dir`` (descriptor-relative, no untrusted
+        symlink followed), the same way as the file itself; every string of the record
+        goes through the output scrubber (``ccm.redact.scrub_value``)."""
         from ccm import fsafe
+        from ccm.model.errors import ProviderError
+        from ccm.redact import scrub_value
 
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            if os.path.lexists(parent):
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent)
-            os.makedirs(parent, mode=0o755, exist_ok=True)
-        with fsafe.atomic_replace(os.path.abspath(path), mode=0o644) as fh:
-            fh.write((json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
+        target = os.path.abspath(path)
+        doc = scrub_value(self.to_dict())
+        try:
+            os.close(fsafe.open_dir(os.path.dirname(target), create=True))
+            with fsafe.atomic_replace(target, mode=0o644) as fh:
+                fh.write((json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+        except ProviderError as exc:   # a symlink of another user on the way
+            raise PermissionError(errno.EPERM, str(exc)) from None

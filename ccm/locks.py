@@ -10,7 +10,8 @@ Guarantees:
   ``ccm-<name>.lock`` (mode 0600) under ``$CCM_LOCK_DIR`` when set, else ``/run/ccm``
   (root, 0700), else ``$XDG_RUNTIME_DIR/ccm``, else a private per-user directory in the
   temp dir; a lock directory or file that is a symlink or another user's is refused, so
-  nobody else can hold root's locks hostage;
+  nobody else can hold root's locks hostage; a shared directory (``/tmp``, ``/run/lock``)
+  is used through a private ``ccm`` subdirectory, and its own mode is never changed;
 * waiting is bounded (``CCM_LOCK_TIMEOUT`` seconds or a duration like ``5m``, default 10
   minutes); on expiry ``LockTimeout`` names the holder: its pid, command name (never its
   arguments, which may hold credentials), since when and what it was doing, written into
@@ -73,12 +74,33 @@ class LockDirectoryError(LockTimeout):
 
 
 def _checked_directory(path: str, create: bool = True) -> str:
-    """``path`` as a private directory of ours: created 0700, never a symlink, never another user's.
+    """Where lock files go for ``path``: ``path`` itself when it is a private directory of
+    ours (created 0700 when missing), else, for a shared directory (``/tmp``, ``/run/lock``:
+    writable by group or others) that belongs to us or to root, a private ``ccm``
+    subdirectory inside it (created 0700).
 
-    A planted symlink or another user's directory at the lock path would let that user hold
-    root's locks hostage (or make root write where they choose), so both are refused.
+    A planted symlink or another user's directory would let that user hold our locks
+    hostage (or make us write where they choose): both are refused, with one line saying
+    why. The mode of a directory ccm did not create is never changed (a world-writable
+    ``/run/lock`` stays usable by everyone else).
     """
     uid = os.geteuid()
+    st = _directory_status(path, create)
+    if st.st_mode & 0o022:
+        if st.st_uid not in (0, uid):
+            raise LockDirectoryError(f"refusing lock directory {path}: owned by uid {st.st_uid} and writable "
+                                     f"by others")
+        path = os.path.join(path, "ccm")
+        st = _directory_status(path, True)
+        if st.st_mode & 0o022:
+            raise LockDirectoryError(f"refusing lock directory {path}: writable by group or others")
+    if st.st_uid != uid:
+        raise LockDirectoryError(f"refusing lock directory {path}: owned by uid {st.st_uid}, not {uid}")
+    return path
+
+
+def _directory_status(path: str, create: bool) -> os.stat_result:
+    """``lstat`` of ``path`` (made 0700 first when ``create`` and missing): a real directory."""
     if create:
         try:
             os.mkdir(path, 0o700)
@@ -94,24 +116,7 @@ def _checked_directory(path: str, create: bool = True) -> str:
         raise LockDirectoryError(f"refusing lock directory {path}: it is a symlink")
     if not stat.S_ISDIR(st.st_mode):
         raise LockDirectoryError(f"refusing lock directory {path}: not a directory")
-    if st.st_uid != uid:
-        raise LockDirectoryError(f"refusing lock directory {path}: owned by uid {st.st_uid}, not {uid}")
-    if st.st_mode & 0o022:
-        try:
-            _fchmod_dir(path, stat.S_IMODE(st.st_mode) & ~0o022)
-        except OSError as exc:
-            raise LockDirectoryError(f"refusing lock directory {path}: writable by others and "
-                                     f"cannot be fixed: {exc.strerror or exc}") from None
-    return path
-
-
-def _fchmod_dir(path: str, mode: int) -> None:
-    """chmod the directory itself, never a symlink planted in its place."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
+    return st
 
 
 def lock_directory(override: Optional[str] = None) -> str:
@@ -123,13 +128,7 @@ def lock_directory(override: Optional[str] = None) -> str:
     if os.geteuid() == 0:
         if not os.path.isdir("/run"):
             os.makedirs("/run", 0o755, exist_ok=True)
-        path = _checked_directory(ROOT_LOCK_DIR)
-        if stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
-            try:
-                _fchmod_dir(path, 0o700)
-            except OSError:
-                pass
-        return path
+        return _checked_directory(ROOT_LOCK_DIR)
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         try:
@@ -161,13 +160,10 @@ def _own_command_name() -> str:
 
 def redact_userinfo(text: str) -> str:
     """Drop URL credentials from ``text`` (``https://u:p@host`` -> ``https://REDACTED@host``),
-    even when the password holds unencoded ``/``, ``#`` or ``?``."""
-    if "://" not in text or "@" not in text:
-        return text
-    scheme, _, rest = text.partition("://")
-    if "@" not in rest:
-        return text
-    return f"{scheme}://REDACTED@{rest.rsplit('@', 1)[1]}"
+    even when the password holds unencoded ``/``, ``#`` or ``?``: the one scrubber's rule."""
+    from ccm.redact import scrub_text
+
+    return scrub_text(text)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -350,13 +346,26 @@ def _command_of(pid: int) -> str:
 
 
 def _open_lock_file(path: str, name: str) -> int:
-    """Open (or create, 0600) the lock file: never through a symlink, never another user's file."""
+    """Open (or create, 0600) the lock file: never through a symlink, never another user's
+    file, only in the directory ``lock_directory`` checked (opened without following a
+    link and checked again through its descriptor, then the file is created in it)."""
+    directory, base = os.path.split(path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+        dfd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise LockDirectoryError(f"cannot use lock directory {directory}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(dfd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise LockDirectoryError(f"refusing lock directory {directory}: it changed while being opened")
+        fd = os.open(base, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600,
+                     dir_fd=dfd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise LockDirectoryError(f"refusing the {name} lock file {path}: it is a symlink") from None
         raise LockTimeout(f"cannot open the {name} lock file {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(dfd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -44,6 +44,25 @@ def _head(level: int, colour: bool) -> str:
     return f" {_TAGS.get(level, 'INFO ')} "
 
 
+# C0 controls (CR, ESC, NUL...), DEL and C1, shown escaped (``\r``, ``\x1b``) wherever text
+# from names, data or command output is printed: it cannot move the cursor or paint a line
+# passing for ccm's own. User lines keep newlines and tabs (multi-line errors indent what a
+# command printed); one-line records (logfmt, syslog) escape those too.
+_TEXT_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+_TEXT_ESCAPES[0x0D] = "\\r"
+_LINE_ESCAPES = {**_TEXT_ESCAPES, 0x09: "\\t", 0x0A: "\\n"}
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters escaped, newlines and tabs kept (user lines)."""
+    return text if text.isprintable() else text.translate(_TEXT_ESCAPES)
+
+
+def escape_line(text: str) -> str:
+    """``text`` with every control character escaped, newlines and tabs too (one-line records)."""
+    return text if text.isprintable() else text.translate(_LINE_ESCAPES)
+
+
 _PLAIN_HEADS = {level: _head(level, False) for level in _TAGS}
 _COLOUR_HEADS = {level: _head(level, True) for level in _TAGS}
 
@@ -157,10 +176,13 @@ class SyslogSink:
                                  f"{reason}; logging to the terminal only\n")
 
     def send(self, level: int, text: str) -> None:
+        """One record, scrubbed (no scrubbing stream on the way), escaped, newlines as spaces."""
         if self._sock is None or level < self.level:
             return
+        from ccm.redact import scrub_text
+
         pri = _LOG_DAEMON * 8 + _SEVERITY.get(level, 6)
-        line = text.replace("\n", " ")[:4000]
+        line = escape_line(scrub_text(text).replace("\n", " "))[:4000]
         try:
             self._sock.send(f"<{pri}>ccm[{os.getpid()}]: {line}".encode("utf-8", "replace"))
         except OSError as exc:
@@ -192,7 +214,10 @@ def syslog_active() -> bool:
 
 
 def write_line(stream: TextIO, line: str) -> None:
-    """Write one whole line under the output lock (lines of threads never interleave)."""
+    """Write one whole line under the output lock (lines of threads never interleave), its
+    control characters but the final newline escaped."""
+    if not line[:-1].isprintable():
+        line = escape_line(line[:-1]) + line[-1:] if line.endswith("\n") else escape_line(line)
     with _lock:
         stream.write(line)
         stream.flush()
@@ -237,13 +262,15 @@ def _emit_internal(record: "logging.LogRecord") -> None:
     from datetime import datetime, timezone
 
     ts = datetime.fromtimestamp(record.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    msg = record.getMessage().replace('"', '\\"')
+    msg = escape_line(record.getMessage()).replace('"', '\\"')
     level = LEVEL_LABELS.get(record.levelno, "INFO")
     extra = getattr(record, "kv", None) or {}
     parts = [f"level={level}", f'msg="{msg}"']
     for k, v in extra.items():
-        text = render_value(v)
-        parts.append(f'{k}="{text}"' if (" " in text or not text) else f"{k}={text}")
+        text = escape_line(render_value(v))   # command output, names: one logfmt line, nothing to paint
+        if " " in text or not text or '"' in text:
+            text = '"' + text.replace('"', '\\"') + '"'
+        parts.append(f"{k}={text}")
     line = " ".join(parts)
     levelno = min(record.levelno, ERROR)
     to_syslog(levelno, line)
@@ -384,10 +411,10 @@ class UserLogger:
             items += attrs.items()
         rendered = ""
         for k, v in items:
-            rendered += f" {k}={v if type(v) is str else render_value(v)}"
+            rendered += f" {k}={escape_controls(v if type(v) is str else render_value(v))}"
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": list(items)})
-        text = message + rendered
+        text = escape_controls(message) + rendered
         to_syslog(level, text)
         if self.quiet or level < self.level:
             return

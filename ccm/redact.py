@@ -8,9 +8,12 @@ it becomes ``REDACTED``. Over-redacting a URL with ``@`` in its path is the acce
 cost. ``split_userinfo`` applies the same rule to take credentials out of a URL before
 it is parsed. ``scrub`` replaces given secret values (passwords, tokens) wherever they
 occur; values of Hiera data marked ``# @sensitive`` are ``register``-ed when the data is
-resolved and ``scrub_known`` removes them from every output channel: the CLI's stdout and
-stderr (``install_streams``: --render, --json, logs, errors) and session event files;
-``holds_known`` lets what sends data off the host (NATS registration publishing) refuse it.
+resolved and ``scrub_known`` removes them. ``scrub_text`` (URL user info and registered
+secrets) is the output scrubber of every channel: the CLI's stdout and stderr
+(``install_streams``: --render, --json, logs, errors), syslog, session event files,
+``--last-run`` and carried command output; ``holds_secret`` keeps such values out of what is
+stored at rest (the plan cache); ``holds_known`` lets what sends data off the host (NATS
+registration publishing) refuse it.
 """
 from __future__ import annotations
 
@@ -123,15 +126,59 @@ def scrub_known(text: str) -> str:
     return text
 
 
+def scrub_text(text: str) -> str:
+    """The output scrubber: ``text`` with URL user info and every registered secret
+    redacted. Every channel ccm writes to uses it (stdout, stderr, syslog, session event
+    files, ``--last-run``, carried command output); a text without ``@`` and with no
+    secret registered is returned as it is, without a copy."""
+    if not isinstance(text, str):
+        return text
+    if "@" in text:
+        text = redact_url(text)
+    return scrub_known(text) if _SECRETS else text
+
+
+def scrub_value(value: Any, depth: int = 0) -> Any:
+    """``value`` (JSON-like data: dicts, lists, strings) with ``scrub_text`` applied to
+    every string, keys included: for records serialised after scrubbing, so a secret is
+    never cut out of the middle of the serialised text."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if depth > 200:   # deeper than any record ccm writes: nothing to keep
+        return REDACTED
+    if isinstance(value, dict):
+        return {scrub_value(k, depth + 1): scrub_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_value(v, depth + 1) for v in value]
+    return value
+
+
+def holds_secret(value: Any, depth: int = 0) -> bool:
+    """Whether any string in ``value`` (keys included) holds URL user info or a registered
+    secret: what ``scrub_text`` would change. Nothing that holds one is stored at rest."""
+    if isinstance(value, str):
+        return scrub_text(value) != value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value) in _SECRETS   # a number marked sensitive is registered as its text
+    if depth > 200:
+        return True
+    if isinstance(value, dict):
+        return any(holds_secret(k, depth + 1) or holds_secret(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(holds_secret(v, depth + 1) for v in value)
+    return False
+
+
 class ScrubbingStream:
-    """A text stream whose writes pass through ``scrub_known`` (stdout, stderr)."""
+    """A text stream whose writes pass through ``scrub_text`` (stdout, stderr)."""
 
     def __init__(self, stream: IO[str]):
         self._stream = stream
 
     def write(self, text: str) -> int:
-        # scrub_known's own first test, here: a run with no secret writes every line unchanged
-        self._stream.write(scrub_known(text) if _SECRETS else text)
+        # scrub_text's own first tests, here: a line without "@" of a run with no secret
+        # registered is written unchanged
+        self._stream.write(scrub_text(text) if (_SECRETS or "@" in text) else text)
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ccm.log import ERROR, INFO, WARN
+from ccm.log import ERROR, INFO, WARN, escape_line
 from ccm.model.durations import go_duration, round_ms, truncate_ms
 from ccm.model.events import SessionSummary, TransactionEvent
 
@@ -34,12 +34,24 @@ def _level_word(skipped: Any, refreshed: Any, changed: Any) -> Tuple[int, str]:
 _LEVEL_WORD = {(s, r, c): _level_word(s, r, c) for s in (False, True) for r in (False, True) for c in (False, True)}
 
 
+def _label(event: TransactionEvent) -> str:
+    """``event.label`` with every control character escaped, newlines too: a name holding
+    one cannot start a line of its own."""
+    label = event.label
+    return label if label.isprintable() else escape_line(label)
+
+
 def _outcome(event: TransactionEvent) -> Tuple[int, str]:
     """Level and message of a resource that neither failed nor missed a requirement."""
     flags = (event.skipped, event.refreshed, event.changed)
     level, word = _LEVEL_WORD.get(flags) or _level_word(*flags)
     alias = event.alias   # event.label, in the same f-string as the word (once per resource)
-    return level, f"{event.type}#{alias} (alias) {word}" if alias else f"{event.type}#{event.name} {word}"
+    if alias:
+        if alias.isprintable():
+            return level, f"{event.type}#{alias} (alias) {word}"
+    elif event.name.isprintable():
+        return level, f"{event.type}#{event.name} {word}"
+    return level, f"{_label(event)} {word}"
 
 
 def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]]:
@@ -53,10 +65,10 @@ def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]
         attrs.append(("noop", event.noop_message or "true"))
     if event.failed:
         attrs.append(("errors", ", ".join(event.errors)))
-        return ERROR, f"{event.label} failed", attrs
+        return ERROR, f"{_label(event)} failed", attrs
     if event.unmet_requirements:
         attrs += [("unmet", r) for r in event.unmet_requirements]
-        return ERROR, f"{event.label} skipped due to unmet requirement", attrs
+        return ERROR, f"{_label(event)} skipped due to unmet requirement", attrs
     level, message = _outcome(event)
     return level, message, attrs
 
@@ -65,6 +77,10 @@ def log_event(user_log: Any, event: TransactionEvent) -> None:
     """The status line of ``event`` (a run prints many through ``status_logger``)."""
     level, message, attrs = event_line(event)
     user_log.log(level, message, *attrs)
+
+
+# ensure values the status line of most resources shows: printable, no need to ask
+_PLAIN_ENSURES = frozenset(("present", "absent", "directory", "running", "stopped", "latest", "installed"))
 
 
 def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
@@ -82,8 +98,10 @@ def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
     def log_status(event: TransactionEvent) -> None:
         ensure, provider = event.requested_ensure, event.provider
         if event.noop or event.failed or event.unmet_requirements or type(ensure) is not str \
-                or type(provider) is not str:
-            log_event(user_log, event)
+                or type(provider) is not str \
+                or not event.name.isprintable() or (event.alias and not event.alias.isprintable()) \
+                or (ensure not in _PLAIN_ENSURES and not ensure.isprintable()):
+            log_event(user_log, event)   # and the generic path escapes control characters
             return
         # _outcome's level and word without its call (~600 Ir per resource); the status-line
         # tests hold every outcome of this path to event_line's through log

@@ -38,7 +38,7 @@ import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ccm.model.errors import CCMError
 
@@ -197,6 +197,42 @@ def _zip_members(zf: zipfile.ZipFile, max_entries: int = DEFAULT_LIMITS.max_entr
         else:
             raise UnsafeArchive(f"member {info.filename!r} has an unsupported type")
     return out
+
+
+# --- repeated names: GNU tar's rule -------------------------------------------------------
+
+def effective_members(members: Sequence[Member]) -> List[Member]:
+    """The members as extracting them in order leaves them, by GNU tar's rule: a later
+    entry replaces an earlier one of the same name (a directory again only updates the
+    mode), and of another kind too (a file ``x``, then a directory ``x`` and ``x/y``: the
+    directory). Refused (``UnsafeArchive``, nothing written): a non-directory replacing a
+    directory the archive already put members in, and a member below a name the archive
+    made a file or link. Every replacement happens inside the destination: the members
+    are written to a staging directory there and moved into place afterwards.
+    """
+    kept: Dict[str, Member] = {}   # in extraction order: a replacement moves to the end
+    parents: Set[str] = set()       # names that members lie below
+    for m in members:
+        name = m.name
+        cut = name.find("/")
+        while cut >= 0:
+            above = kept.get(name[:cut])
+            if above is not None and above.kind != DIR:
+                raise UnsafeArchive(f"member {name!r} lies below {above.name!r}, which the archive makes a "
+                                    f"{above.kind}, not a directory")
+            parents.add(name[:cut])
+            cut = name.find("/", cut + 1)
+        prev = kept.get(name)
+        if prev is not None:
+            if prev.kind == DIR and m.kind == DIR:
+                prev.mode, prev.ref = m.mode, m.ref
+                continue
+            if prev.kind == DIR and name in parents:
+                raise UnsafeArchive(f"member {name!r} (a {m.kind}) would replace the directory {name!r}, "
+                                    f"which holds earlier members")
+            del kept[name]
+        kept[name] = m
+    return list(kept.values())
 
 
 # --- validation --------------------------------------------------------------------------
@@ -395,6 +431,7 @@ def extract(archive: str, dest: str, *, kind: Optional[str] = None, allow_links:
                        else _tar_members(handle, limits.max_entries))
         except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
             raise ArchiveError(f"cannot read {kind} archive {archive}: {exc}") from None
+        members = effective_members(members)
         declared = sum(_declared_size(m) for m in members)
         if declared > limits.max_bytes:
             raise UnsafeArchive(f"archive declares {declared} bytes, more than the limit of {limits.max_bytes}")

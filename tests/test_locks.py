@@ -310,14 +310,16 @@ def test_existing_world_readable_lock_file_is_tightened(tmp_path):
         lock.release()
 
 
-def test_group_writable_lock_directory_is_tightened(tmp_path):
+def test_shared_lock_directory_keeps_its_mode_and_gets_a_private_subdirectory(tmp_path):
     d = tmp_path / "locks"
     d.mkdir()
-    os.chmod(d, 0o777)
+    os.chmod(d, 0o1777)
     lock = GlobalLock("x", directory=str(d))
     lock.acquire(timeout=1)
     lock.release()
-    assert oct(os.stat(d).st_mode & 0o777) == "0o755"
+    assert oct(os.stat(d).st_mode & 0o7777) == "0o1777"   # never changed: not ours
+    assert lock.path == str(d / "ccm" / "ccm-x.lock") and os.path.isfile(lock.path)
+    assert oct(os.stat(d / "ccm").st_mode & 0o7777) == "0o700"
 
 
 def test_run_lock_note_never_holds_url_credentials(tmp_path):

@@ -23,7 +23,8 @@ data that does is resolved on every run.
 Cached only: a local manifest file (not a bundle or URL), no ``resources_jet_file``, no
 template anywhere in the resources or messages, every ``require``/``subscribe`` naming a
 resource of the same manifest (not the session store), property values of plain data
-only. The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
+only, no secret anywhere (``holds_secret``: URL user info, a redacted field such as an
+archive's ``password`` or ``headers``, data marked ``# @sensitive``). The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
 references: the same value always gives the same bytes) of plain data: loading it never
 runs code. Anything unexpected in an entry (truncated, corrupt, foreign, another key)
 means a full load, never an error. Not: a place for anything a run depends on.
@@ -232,7 +233,7 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
     from ccm import cache
 
     digest = data_digest(data)
-    if digest is None:
+    if digest is None or holds_secret(hiera, entries, pre_message, post_message):
         return
     try:
         resources = []
@@ -256,6 +257,23 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
         return
     cache.write(name, MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload,
                 keep=KEEP, prefix=PREFIX)
+
+
+def holds_secret(hiera: Dict[str, Any], entries: List[Any], *messages: str) -> bool:
+    """Whether a plan would hold a secret: a value of a redacted field (an archive's
+    ``password``, its ``headers``), URL user info or a value marked ``# @sensitive``
+    anywhere in the data, the resources or the messages. Such a plan is not stored: the
+    cache outlives the run, and a secret is never kept at rest."""
+    from ccm import redact
+    from ccm.model.resource import is_empty
+
+    for e in entries:
+        values = e.props.values
+        for f in e.props.fields:
+            if f.redact is not None and not is_empty(values.get(f.key)) and f.redact(values[f.key]) != values[f.key]:
+                return True   # what events show redacted
+    return (redact.holds_secret(hiera) or redact.holds_secret(list(messages))
+            or any(redact.holds_secret(e.props.values) for e in entries))
 
 
 def templated_anywhere(value: Any, depth: int = 0) -> bool:

@@ -71,9 +71,15 @@ def to_json(value: Any, *, indent: Optional[int] = 2, sort_keys: bool = False) -
     from ccm.gocompat import json as gojson
 
     try:
-        return gojson.dumps(value, indent=indent, sort_keys=sort_keys, default=str)
+        text = gojson.dumps(value, indent=indent, sort_keys=sort_keys, default=str)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
+    # Go escapes C0 controls, not DEL or C1 (U+0080-U+009F), which terminals may act on;
+    # they can only stand inside strings, where \u00XX is the same value
+    return text if text.isascii() and "\x7f" not in text else text.translate(_C1_ESCAPES)
+
+
+_C1_ESCAPES = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
 
 
 def to_yaml(value: Any) -> str:

@@ -337,16 +337,36 @@ def _respond(payload: Dict[str, Any], as_yaml: bool) -> None:
     sys.stdout.flush()
 
 
+def _syntax_error(text: str, exc: Any) -> str:
+    """The answer to a request that does not load. What reads as JSON (it starts with ``{``
+    or ``[``) and is not valid JSON gets JSON's words and position, not the YAML parser's;
+    anything else (YAML, or JSON the loader's bounds refuse: a duplicate key, too deep)
+    keeps the loader's message, which names line and column."""
+    if text.lstrip()[:1] in ("{", "["):
+        import json
+
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as jexc:
+            return (f"invalid request: not valid JSON or YAML: {jexc.msg} at line {jexc.lineno} "
+                    f"column {jexc.colno}")
+        except (ValueError, RecursionError):
+            pass
+    return f"invalid request: {exc}"
+
+
 def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, Any]:
     """One pipe request -> ``{"state": event}`` or ``{"error": message}``."""
     from ccm import yamlio
     from ccm.apply.manifest import flatten
     from ccm.model.events import ENSURE_REQUEST_PROTOCOL
 
+    if not text.strip():
+        return {"error": "invalid request: the request is empty (expected a JSON or YAML document on stdin)"}
     try:
-        request = yamlio.load(text, source="request") if text.strip() else None
+        request = yamlio.load(text, source="request")
     except yamlio.YAMLError as exc:
-        return {"error": f"invalid request: {exc}"}
+        return {"error": _syntax_error(text, exc)}
     if not isinstance(request, dict) or request.get("protocol") != ENSURE_REQUEST_PROTOCOL:
         proto = request.get("protocol", "") if isinstance(request, dict) else ""
         return {"error": f'invalid protocol "{proto}"'}

@@ -258,8 +258,8 @@ def _run(action: Callable[[], int], flags: Dict[str, Any]) -> int:
         if isinstance(exc, UsageError):
             sys.stderr.write(f"error: {exc}\n")
             return EXIT_ERROR
-        if isinstance(exc, CCMError):
-            sys.stderr.write(f"ccm: error: {exc}\n")
+        if isinstance(exc, CCMError):   # names and data in it: control characters shown escaped
+            sys.stderr.write(f"ccm: error: {log.escape_controls(str(exc))}\n")
             return EXIT_ERROR
         if isinstance(exc, UnicodeError):  # a safety net: input read as text that is not UTF-8
             where = f" at offset {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""

@@ -113,8 +113,18 @@ class IntKind(Kind):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, str) and (value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit()):
-            return int(value)
+            return _to_int(value, key, "expected an integer")
         raise ValidationError(f"expected an integer, got a {type_name(value)}", field=key)
+
+
+def _to_int(text: str, key: str, expected: str) -> int:
+    """``int(text)`` for a string of digits; one more than Python converts (4300 by
+    default) is a validation error naming the field, not a ValueError."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValidationError(f"{expected}, found a number of {len(text.strip().lstrip('-'))} digits "
+                              f"(too long)", field=key) from None
 
 
 class StrListKind(Kind):
@@ -138,7 +148,7 @@ class IntListKind(Kind):
         for x in items:
             if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
                 raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
-            out.append(int(x))
+            out.append(int(x) if isinstance(x, int) else _to_int(x, key, "expected a list of integers"))
         return out
 
 

@@ -7,12 +7,16 @@ Plain ``<event_id>.event`` files written by upstream are read too and ordered by
 timestamp. Each file is written atomically (temp file, fsync, rename).
 
 Safety on shared hosts: the store is created 0700 and event files are 0600 (events carry
-file content); a store that is a symlink or belongs to another non-root user is refused
-(``check_store``), so a planted path cannot make root write into or read from its target;
+file content); a store that is a symlink, belongs to another non-root user or is writable
+by group or others is refused (``check_store``), so a planted path cannot make root write
+into or read from its target; an event file is read only when it is a regular file (opened
+without following a link) owned by us or by root: an event another user slipped in is
+ignored (one warning), so it can neither trigger a ``subscribe`` nor count in a summary;
 destroying a store removes only our own event files, never following a link.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -40,6 +44,11 @@ STORE_MODE = 0o700
 EVENT_MODE = 0o600
 
 
+def _trusted_owners() -> Tuple[int, ...]:
+    """Whose event files a store reads: ours, and root's (root trusts only itself)."""
+    return (os.geteuid(), 0)
+
+
 def check_store(directory: str, *, must_exist: bool = False) -> bool:
     """True when ``directory`` exists and is safe to use; raise ``SessionError`` when it is not."""
     try:
@@ -55,8 +64,10 @@ def check_store(directory: str, *, must_exist: bool = False) -> bool:
     me = os.geteuid()
     if st.st_uid not in (me, 0):
         raise SessionError(f"session store {directory} belongs to uid {st.st_uid}, not to us; refusing to use it")
-    if st.st_uid == 0 and me != 0 and st.st_mode & 0o022:
-        raise SessionError(f"session store {directory} is writable by others; refusing to use it")
+    if st.st_mode & 0o022:
+        # anyone who can create files in it could add events that drive require/subscribe
+        raise SessionError(f"session store {directory} is writable by group or others "
+                           f"(mode {stat.S_IMODE(st.st_mode):04o}); refusing to use it")
     return True
 
 
@@ -76,12 +87,14 @@ class DirectoryStore(SessionStore):
         if not directory or not directory.strip():
             raise SessionError("session store should not be empty")
         self.directory = os.path.abspath(os.path.normpath(directory))
+        check_store(self.directory)   # an unsafe store is refused before anything is read from it
         self._known: Dict[str, Loaded] = {}  # file name -> parsed (unreadable ones: retried)
         self._seen: Set[str] = set()  # names of the listing already accounted for
         self._last: Dict[str, Recorded] = {}   # file_under_refs
         self._newest: Tuple[int, str] = (-1, "")
         self._watch: Optional[DirWatch] = None   # changes since the last listing (Linux)
         self._unreadable = False   # the last listing left event files to retry
+        self._ignored: Set[str] = set()   # event files of another user: never read
 
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         if not check_store(self.directory):
@@ -105,11 +118,11 @@ class DirectoryStore(SessionStore):
         check_store(self.directory, must_exist=True)
         name = f"{_next_order():020d}-{event.event_id}.event"
         from ccm import fsafe
-        from ccm.redact import scrub_known
+        from ccm.redact import scrub_text
 
         if isinstance(event, EventRecord):
             raise TypeError("a session store writes whole events, not EventRecords")
-        data = scrub_known(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
+        data = scrub_text(json.dumps(event.to_dict(), indent=2, ensure_ascii=False)).encode("utf-8")
 
         try:
             with fsafe.atomic_replace(os.path.join(self.directory, name), mode=EVENT_MODE) as fh:
@@ -142,15 +155,44 @@ class DirectoryStore(SessionStore):
             raise SessionError(f"cannot read session store {self.directory}: {exc}") from exc
         return [n for n in names if n.endswith(".event")]
 
-    def _load(self, name: str) -> Optional[Loaded]:
-        """(order, event id, event) of one file, or None (not a regular file, unreadable)."""
+    def _read_event_file(self, name: str) -> Optional[bytes]:
+        """The bytes of event file ``name``, or None: not a regular file (a symlink is not
+        followed), or owned by neither us nor root (ignored for good, warned about once)."""
         path = os.path.join(self.directory, name)
-        if not os.path.isfile(path) or os.path.islink(path):
+        if name in self._ignored:
             return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP):
+                return None   # gone, or a symlink: not an event
+            raise   # unreadable: warned about by the caller, tried again
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_uid not in _trusted_owners():
+                self._ignored.add(name)
+                log.warning("Ignoring session event owned by another user",
+                            extra={"kv": {"file": path, "uid": st.st_uid}})
+                return None
+            with os.fdopen(fd, "rb") as fh:
+                fd = -1
+                return fh.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _load(self, name: str) -> Optional[Loaded]:
+        """(order, event id, event) of one file, or None (not a regular file, not ours,
+        unreadable)."""
+        path = os.path.join(self.directory, name)
         m = _NAME.match(name)
         try:
-            with open(path, "rb") as fh:
-                doc = json.loads(fh.read().decode("utf-8"))
+            raw = self._read_event_file(name)
+            if raw is None:
+                return None
+            doc = json.loads(raw.decode("utf-8"))
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
@@ -212,6 +254,7 @@ class DirectoryStore(SessionStore):
     def _sync_index(self) -> None:
         if self._only_our_writes():
             return
+        check_store(self.directory)   # a store that became unsafe is refused, not read (missing: empty)
         if self._watch is None:   # watch first, then list: no change falls in between
             self._watch = DirWatch.open(self.directory)
         try:
@@ -237,6 +280,8 @@ class DirectoryStore(SessionStore):
                 self._known[name] = item
                 self._seen.add(name)
                 added.append(item)
+            elif name in self._ignored:
+                self._seen.add(name)   # another user's: not retried
             else:
                 self._unreadable = True
         added.sort(key=lambda t: (t[0], t[1]))

@@ -115,6 +115,10 @@ def _events():
         ev(failed=True, errors=["boom", "bang"]), ev(skipped=True, unmet_requirements=["exec#a", "file#b"]),
         ev(requested_ensure="", provider=""), ev(type="service", name="nginx", provider="systemd",
                                                 requested_ensure="running", changed=True),
+        # control characters in a name, an alias, an ensure (issue 24): escaped alike on both paths
+        ev(name="/tmp/a\x1b[2J\rb\nc\x9b"), ev(alias="m\x07\n"), ev(type="package", name="zsh",
+                                                                requested_ensure="5.9\x1b[31m"),
+        ev(name="/tmp/\x1b[1A", failed=True, errors=["boom\x1b[2K\nstderr:\n  \x1b]0;x\x07"]),
     ]
 
 
@@ -231,6 +235,20 @@ def test_status_line_text():
     ]
     assert log.records[0] == {"level": INFO, "message": "file#/etc/motd stable",
                               "attrs": [("ensure", "present"), ("runtime", "0s"), ("provider", "posix")]}
+
+
+def test_status_lines_show_control_characters_escaped():
+    log = UserLogger(stream=io.StringIO(), colour=False)
+    for event in _events()[-4:]:
+        log_event(log, event)
+    assert log.stream.getvalue().splitlines() == [
+        " INFO  file#/tmp/a\\x1b[2J\\rb\\nc\\x9b stable ensure=present runtime=0s provider=posix",
+        " INFO  file#m\\x07\\n (alias) stable ensure=present runtime=0s provider=posix",
+        " INFO  package#zsh stable ensure=5.9\\x1b[31m runtime=0s provider=posix",
+        " ERROR file#/tmp/\\x1b[1A failed ensure=present runtime=0s provider=posix errors=boom\\x1b[2K",
+        "stderr:",   # a failure's own structure keeps its lines; what a command printed is indented
+        "  \\x1b]0;x\\x07",
+    ]
 
 
 def test_a_subclass_with_its_own_log_keeps_it():

@@ -104,6 +104,11 @@ def _yaml_cases() -> List[Case]:
     return cases
 
 
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
 def _fifo(name: str) -> Dict[str, object]:
     return {name: "FIFO"}
 
@@ -196,6 +201,17 @@ VALIDATION = [
                                        "          owner: root\n          group: root\n")}),
     Case("exec-bad-timeout", ["apply", "m.yaml"], "timeout",
          {"m.yaml": manifest(resources="  - exec:\n      - /bin/true:\n          timeout: soon\n")}),
+    # issue 24: a 5,000-digit exit code ended with Python's "ValueError: Exceeds the limit (4300 digits)"
+    Case("returns-huge-integer", ["apply", "m.yaml"],
+         "(exec#/bin/true): returns: expected a list of integers, found a number of 5000 digits",
+         {"m.yaml": manifest(resources="  - exec:\n      - /bin/true:\n          returns: [" + "9" * 5000 + "]\n")}),
+    Case("returns-huge-string", ["apply", "m.yaml"], "returns: expected a list of integers, found a number of 5000",
+         {"m.yaml": manifest(resources="  - exec:\n      - /bin/true:\n          returns: ['" + "9" * 5000 + "']\n")}),
+    # issue 24: a managed file whose path is a FIFO was replaced by a regular file
+    Case("file-over-fifo", ["apply", "m.yaml"], "pipe exists and is not a regular file (a FIFO, socket or device)",
+         setup=lambda d: (os.mkfifo(os.path.join(d, "pipe")),
+                          _write(os.path.join(d, "m.yaml"), manifest(resources=file_res(name=os.path.join(d, "pipe"))))),
+         runtime=True),
     Case("unknown-function", ["apply", "m.yaml"], "unknown function nope",
          {"m.yaml": manifest(resources=file_res(content='"{{ nope() }}"'))}),
     Case("nested-regex", ["apply", "m.yaml"], "nests a quantifier",
@@ -228,6 +244,16 @@ PIPE = [
                            "properties": {"name": "/tmp/x"}}), code=0, json_error=True),
     Case("pipe-malformed-json", ["ensure", "api", "pipe"], "invalid request", stdin='{"protocol": ', code=0,
          json_error=True),
+    # issue 24: invalid JSON was answered in the YAML parser's words ("did not find expected node content")
+    Case("pipe-invalid-json", ["ensure", "api", "pipe"],
+         "invalid request: not valid JSON or YAML: Expecting value at line 1 column 27",
+         stdin='{"protocol": "x", "type": ', code=0, json_error=True),
+    Case("pipe-invalid-json-lines", ["ensure", "api", "pipe"], "not valid JSON or YAML: Expecting ',' delimiter at line 4 column 3",
+         stdin='{\n  "protocol": "x",\n  "type": "file"\n  "properties": {}\n}', code=0, json_error=True),
+    # issue 25: empty stdin was answered 'invalid protocol ""'
+    Case("pipe-empty", ["ensure", "api", "pipe"], "invalid request: the request is empty", stdin="", code=0,
+         json_error=True),
+    Case("pipe-blank", ["ensure", "api", "pipe"], "the request is empty", stdin=" \n\t\n", code=0, json_error=True),
     Case("pipe-duplicate-keys", ["ensure", "api", "pipe"], 'duplicate key "type"',
          stdin='{"type": "file", "type": "exec"}', code=0, json_error=True),
     Case("pipe-deep", ["ensure", "api", "pipe"], "nesting deeper", stdin="[" * 5000 + "]" * 5000, code=0,

@@ -124,3 +124,78 @@ def test_stale_staging_directories_are_swept(tmp_path, dest):
     _tgz(arc, [("f", 1)])
     safe_extract.extract(str(arc), str(dest))
     assert not stale.exists() and (dest / "f").exists()
+
+
+def _tar(path, entries):
+    """``entries``: (kind, name, data-or-link-target) with kind f (file), d (dir), l (symlink)."""
+    with tarfile.open(path, "w") as tf:
+        for kind, name, extra in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "f":
+                info.size = len(extra)
+                tf.addfile(info, io.BytesIO(extra))
+                continue
+            info.type, info.mode = (tarfile.DIRTYPE, 0o755) if kind == "d" else (tarfile.SYMTYPE, 0o777)
+            info.linkname = extra if kind == "l" else ""
+            tf.addfile(info)
+
+
+def _kinds(root):
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            out[os.path.relpath(p, root)] = "l" if os.path.islink(p) else "d" if os.path.isdir(p) else "f"
+    return out
+
+
+@pytest.mark.parametrize("entries,expected", [
+    ([("f", "x", b"file\n"), ("d", "x", ""), ("f", "x/y", b"y\n")], {"x": "d", "x/y": "f"}),   # issue 24: ENOENT
+    ([("l", "x", "../outside"), ("d", "x", ""), ("f", "x/y", b"y\n")], {"x": "d", "x/y": "f"}),  # link replaced
+    ([("d", "x", ""), ("f", "x", b"file\n")], {"x": "f"}),          # an empty directory replaced by a file
+    ([("f", "x", b"one\n"), ("f", "x", b"two\n")], {"x": "f"}),      # the last one wins
+    ([("f", "x", b"file\n"), ("l", "x", "y")], {"x": "l"}),
+], ids=["file-then-dir", "link-then-dir", "dir-then-file", "file-twice", "file-then-link"])
+def test_a_later_entry_replaces_an_earlier_one_as_gnu_tar_does(tmp_path, entries, expected):
+    arc = tmp_path / "a.tar"
+    _tar(arc, entries)
+    dest = tmp_path / "dest"
+    (tmp_path / "outside").mkdir()
+    safe_extract.extract(str(arc), str(dest))
+    assert os.listdir(tmp_path / "outside") == [], "written outside the destination"
+    assert _kinds(dest) == expected
+    if expected["x"] == "f":
+        assert (dest / "x").read_bytes() == [e for e in entries if e[0] == "f"][-1][2]
+    tar = "/bin/tar" if os.access("/bin/tar", os.X_OK) else None
+    if tar:   # the reference: what GNU tar leaves
+        import subprocess
+
+        ref = tmp_path / "ref"
+        ref.mkdir()
+        subprocess.run([tar, "-C", str(ref), "-xf", str(arc)], capture_output=True)
+        assert _kinds(ref) == expected
+
+
+@pytest.mark.parametrize("entries,message", [
+    ([("d", "x", ""), ("f", "x/y", b"y\n"), ("f", "x", b"file\n")], "would replace the directory 'x'"),
+    ([("f", "x", b"file\n"), ("f", "x/y", b"y\n")], "lies below 'x', which the archive makes a file"),
+    ([("l", "x", "sub"), ("f", "x/y", b"y\n")], "lies below 'x', which the archive makes a symlink"),
+])
+def test_entries_tar_cannot_extract_are_refused_before_anything_lands(tmp_path, dest, entries, message):
+    arc = tmp_path / "a.tar"
+    _tar(arc, entries)
+    before = tree_digest(dest)
+    with pytest.raises(UnsafeArchive, match=message):
+        safe_extract.extract(str(arc), str(dest))
+    assert tree_digest(dest) == before
+
+
+def test_zip_file_then_directory_of_the_same_name(tmp_path):
+    arc = tmp_path / "a.zip"
+    with zipfile.ZipFile(arc, "w") as zf:
+        zf.writestr("x", b"file\n")
+        zf.writestr("x/", b"")
+        zf.writestr("x/y", b"y\n")
+    dest = tmp_path / "dest"
+    safe_extract.extract(str(arc), str(dest))
+    assert _kinds(dest) == {"x": "d", "x/y": "f"} and (dest / "x" / "y").read_bytes() == b"y\n"

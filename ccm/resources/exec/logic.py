@@ -8,6 +8,7 @@ from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.model.runner import CommandResult
+from ccm.redact import scrub_text
 
 
 def _creates_path(props: Properties) -> Optional[str]:
@@ -74,13 +75,17 @@ class ExecLogic(TypeLogic[ExecProvider]):
     def act(self, provider: ExecProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> int:
         result = provider.execute(props)
         if props.get("logoutput"):
-            for line in result.redacted(result.stdout).splitlines():
-                ctx.run_log.info(line)
-            for line in result.redacted(result.stderr).splitlines():
-                ctx.run_log.warn(line, stream="stderr")
-        self.last_output = result.output_tail()
+            # each line as the value of an output= field of a line naming the resource: a
+            # command cannot print a line that passes for one of ccm's own (the user log
+            # escapes control characters)
+            label = f"exec#{props.alias or props.name}"
+            for line in scrub_text(result.redacted(result.stdout)).splitlines():
+                ctx.run_log.info(label, output=line)
+            for line in scrub_text(result.redacted(result.stderr)).splitlines():
+                ctx.run_log.warn(label, stream="stderr", output=line)
+        self.last_output = scrub_text(result.output_tail())
         if result.error:
-            raise ProviderError(result.with_output(result.error))
+            raise ProviderError(scrub_text(result.with_output(result.error)))
         return result.exit_code
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:

@@ -241,6 +241,16 @@ class FileProvider(Protocol):
     def remove(self, path: str, *, force: bool = False) -> None: ...
 
 
+def _refuse_special(props: Properties, state: ResourceState) -> None:
+    """A FIFO, socket or device where content is to be written is never replaced by a
+    regular file (a directory is not either): ``/dev/null`` must not become a file. Its
+    attributes alone may still be managed; ``ensure: absent`` removes it. (Only a regular
+    file has a checksum in the metadata ``status`` reports.)"""
+    if "checksum" not in state.metadata:
+        raise ResourceError(f"{props.name} exists and is not a regular file (a FIFO, socket or device); "
+                            f"cannot manage its content (remove it first with ensure: absent)")
+
+
 class FileLogic(TypeLogic[FileProvider]):
     stateless = True   # one instance serves every resource (TypeSpec.new_logic)
 
@@ -358,6 +368,8 @@ class FileLogic(TypeLogic[FileProvider]):
             raise ResourceError(f"{props.name} exists as a directory; cannot manage it as a file")
         if have == "present":
             changes = ", ".join(self._attribute_changes(props, state)) or "would change attributes"
+            if manages_content(props):
+                _refuse_special(props, state)
             return Plan(("store",) if manages_content(props) else ("attributes",), changes, reason=reason)
         if not manages_content(props):
             return Plan(("store",), "would create an empty file", reason=reason)

@@ -36,6 +36,7 @@ from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
+from ccm.redact import scrub_text
 from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
 
 XATTR = "user.ccm.scaffold"
@@ -225,7 +226,7 @@ class ChoriaScaffoldProvider:
         result = self.runner.run(argv, cwd=os.path.dirname(path), timeout=POST_TIMEOUT)
         if not result.ok:
             err = result.error or f"exit status {result.exit_code}"
-            raise ProviderError(result.with_output(f"failed to post process {path}\nerror: {err}"))
+            raise ProviderError(scrub_text(result.with_output(f"failed to post process {path}\nerror: {err}")))
 
     # --- rendering -------------------------------------------------------------------
     def _render(self, job: RenderJob, out: str, *, real: bool) -> _Renderer:

@@ -164,6 +164,19 @@ def test_logoutput_goes_to_user_log():
     assert "line-one" in mgr.output.getvalue()
 
 
+def test_logoutput_lines_are_marked_and_carried_output_is_scrubbed():
+    """Issue 24: a command's lines carry output= (they cannot pass for ccm's own) and a URL
+    password it prints reaches neither the log nor the failure."""
+    mgr = fakes.manager()
+    ev = apply(mgr, name="noisy", command="/bin/sh -c 'echo https://u:Pw-Canary@h/r; echo oops >&2; exit 2'",
+               logoutput=True)
+    out = mgr.output.getvalue()
+    assert ev.failed and "Pw-Canary" not in out and "Pw-Canary" not in ev.errors[0]
+    assert " INFO  exec#noisy output=https://REDACTED@h/r" in out
+    assert " WARN  exec#noisy stream=stderr output=oops" in out
+    assert ev.errors[0].endswith("stderr:\n  oops\nstdout:\n  https://REDACTED@h/r")
+
+
 @pytest.mark.parametrize("values,message", [
     ({"name": "x", "timeout": "soon"}, "invalid duration"),
     ({"name": "'unterminated"}, "Unterminated"),

@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.registry import default_registry
 from ccm.resources import properties as P
@@ -159,7 +160,11 @@ def test_is_desired_from_raw_facts_is_the_answer_from_metadata(tmp_path, ensure,
                         if content is not None:
                             plain.internal["desired_checksum"] = hashlib.sha256(content.encode()).hexdigest()
                         assert logic.is_desired(props, state) == logic.is_desired(props, plain), values
-                        if kind != "directory" or ensure == "directory":
+                        if kind == "fifo" and ensure == "present" and content is not None:
+                            for observed in (state, plain):   # never replaced by a regular file
+                                with pytest.raises(ResourceError, match="is not a regular file"):
+                                    logic.plan(props, observed)
+                        elif kind != "directory" or ensure == "directory":
                             assert logic.plan(props, state) == logic.plan(props, plain), values
     clear_id_cache()
 

@@ -230,6 +230,16 @@ def test_post_failure_message(dirs):
     assert not target.exists()
 
 
+def test_post_failure_output_is_scrubbed(dirs):
+    """Issue 24: a failing command's carried output goes through the one scrubber."""
+    src, target = dirs
+    tree(src, {"a.txt": "x"})
+    ev = scaffold(make_manager(), src, target,
+                  post=[{"*.txt": "sh -c 'echo fetch https://bot:Pw-Canary@git.example.com/x; exit 3'"}])
+    assert ev.failed and "Pw-Canary" not in ev.errors[0]
+    assert ev.errors[0].endswith("stdout:\n  fetch https://REDACTED@git.example.com/x")
+
+
 def test_template_error_names_the_file(dirs):
     src, target = dirs
     tree(src, {"bad.txt": "[[ lookup(\"data.missing\") ]]"})
