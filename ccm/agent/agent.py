@@ -281,7 +281,7 @@ class Agent:
             with self.apply_lock:
                 self.refresh_facts()
                 if not self.refresh_data():
-                    self.log.error("No external data resolved yet, not applying", manifest=w.ident)
+                    self.log.error("No external data resolved yet, not applying", manifest=w.label)
                     continue
                 w.run(force=True)
 
@@ -315,11 +315,11 @@ class Agent:
                 if summary is not None and summary.health_check_critical_count > 0:
                     w.log.error("Healthcheck reported critical, triggering apply to remediate",
                                 critical=summary.health_check_critical_count)
-                    self.metrics.inc("agent_healthcheck_remediations", manifest=w.ident)
+                    self.metrics.inc("agent_healthcheck_remediations", manifest=w.label)
                     critical.append(w)
             self.health_runs += 1
         self.metrics.observe("agent_healthcheck", time.monotonic() - started,
-                             manifests=",".join(w.ident for w in workers))
+                             manifests=",".join(w.label for w in workers))
         for w in critical:   # only after every check finished
             w.trigger.request()
         if critical:

@@ -110,12 +110,13 @@ class Worker:
         self.source: ManifestSource = make_source(
             source, cache_dir=agent.cfg.cache_dir, check_interval=timing.scaled(timing.SOURCE_CHECK_INTERVAL),
             local_interval=timing.scaled(timing.LOCAL_CHECK_INTERVAL), object_store=agent.object_store)
+        self.label = name if name is not None else self.source.shown   # logs and metrics: credentials redacted
         self.status = status or WorkerStatus(name=name, source=self.source.shown)
         self.status.source = self.source.shown
         self.status.state = "starting"
         self.status.stopped_reason = None
         self.trigger = Trigger()
-        self.log = agent.log.bind(manifest=self.ident if name is not None else self.source.shown)
+        self.log = agent.log.bind(manifest=self.label)
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._manager: Any = None
@@ -126,7 +127,7 @@ class Worker:
 
     def start(self) -> None:
         self.status.state = "running"
-        self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.ident}", daemon=True)
+        self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.label}", daemon=True)
         self._thread.start()
 
     def stop(self, reason: str = "") -> None:
@@ -170,7 +171,7 @@ class Worker:
     def _fetch_failed(self, message: str) -> None:
         self.status.last_error = message
         if self.source.kind != "local":
-            self.agent.metrics.inc("agent_manifest_fetch_error", manifest=self.ident)
+            self.agent.metrics.inc("agent_manifest_fetch_error", manifest=self.label)
         if message != self._last_logged_error:
             self.log.error("Could not fetch manifest", error=message)
             self._last_logged_error = message
@@ -179,7 +180,7 @@ class Worker:
         before = getattr(self.source, "fetches", 0)
         candidate = self.source.check()
         if getattr(self.source, "fetches", 0) != before:
-            self.agent.metrics.inc("agent_manifest_fetch", manifest=self.ident)
+            self.agent.metrics.inc("agent_manifest_fetch", manifest=self.label)
             self.status.last_fetch = time.time()
         if candidate is None:
             return
@@ -251,7 +252,7 @@ class Worker:
             return None
         finally:
             if not health_check_only:
-                self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.ident)
+                self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.label)
             runner.forget_run(manager)   # the result's summary is all a cycle reads
         summary = result.summary
         del result   # and its records: nothing of the run stays on the heap until the next one

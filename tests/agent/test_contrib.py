@@ -64,3 +64,4 @@ def test_systemd_unit_stops_with_sigterm_and_reloads_with_sighup():
     assert "ExecStartPre=/usr/local/bin/ccm agent --config /etc/choria/ccm/config.yaml --check" in lines
     assert "ExecReload=/bin/kill -HUP $MAINPID" in lines and "KillSignal=SIGTERM" in lines
     assert "TimeoutStopSec=20" in lines and "[Install]" in lines
+    assert "LimitNOFILE=65536" in lines   # not the 1,024 a unit gets by default (issue 24)
