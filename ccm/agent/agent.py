@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm.agent import runner, timing
 from ccm.agent.config import AgentConfig
 from ccm.agent.manifest_set import Member, SetError, SetLoader
-from ccm.agent.sources import ObjectStore
+from ccm.agent.sources import ObjectStore, prepare_cache_dir
 from ccm.agent.worker import Worker
 from ccm.log import UserLogger
 from ccm.model.errors import CCMError, ValidationError
@@ -125,7 +125,7 @@ class Agent:
         self.log.warn("Starting agent", interval=go_duration_seconds(cfg.interval),
                       health_interval=go_duration_seconds(cfg.health_check_interval or 0),
                       manifests=len(cfg.manifests), manifest_set=self.set_loader.shown if self.set_loader else "")
-        os.makedirs(cfg.cache_dir, mode=0o755, exist_ok=True)
+        prepare_cache_dir(cfg.cache_dir)
         if cfg.monitor_port:
             from ccm.agent.monitor import serve
 
