@@ -121,6 +121,7 @@ class Worker:
         self._thread: Optional[threading.Thread] = None
         self._manager: Any = None
         self._last_full_apply: Optional[float] = None
+        self._last_was_triggered = False   # the last full apply was a forced (triggered) one
         self._last_logged_error = ""
 
     # --- the watcher ------------------------------------------------------------------
@@ -212,18 +213,30 @@ class Worker:
             self._manager = runner.run_manager(self.agent.root, self.log)
         return self._manager
 
-    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
-        """One apply (or health-check-only run); returns the summary or None."""
+    def _too_soon(self, now: float) -> bool:
+        """A scheduled run within the 30 s floor of a *triggered* apply would repeat it: skip.
+        Only a triggered apply counts: the schedule never suppresses its own runs (comparing
+        with the last scheduled start skipped every other run of a 30 s interval, the
+        scheduler ticking a few milliseconds short of it)."""
         floor = timing.scaled(timing.MIN_INTERVAL)
-        now = time.monotonic()
-        if not force and not health_check_only and self._last_full_apply is not None \
-                and now - self._last_full_apply < floor:
-            from ccm.model.durations import go_duration_seconds
+        last = self._last_full_apply
+        if not self._last_was_triggered or last is None or now - last >= floor:
+            return False
+        from ccm.model.durations import go_duration_seconds
 
-            self.log.warn("Skipping apply due to minimum configured apply interval",
-                          since=go_duration_seconds(round(now - self._last_full_apply, 3)),
-                          min=go_duration_seconds(floor))
-            return None
+        self.log.warn("Skipping apply due to minimum configured apply interval",
+                      since=go_duration_seconds(round(now - last, 3)), min=go_duration_seconds(floor))
+        return True
+
+    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
+        """One apply (or health-check-only run); returns the summary or None. ``force``:
+        a triggered apply (source change, remediation), which always runs; a scheduled one
+        is skipped only right after a triggered apply (``_too_soon``)."""
+        now = time.monotonic()
+        if not health_check_only:
+            if not force and self._too_soon(now):
+                return None
+            self._last_was_triggered = force
         path = self.source.manifest_path
         if path is None:
             self.log.warn("No manifest path set, skipping apply")
