@@ -110,6 +110,9 @@ DEFINITIONS: Tuple[MetricDef, ...] = (
        "Unix time at which the last ccm apply finished"),
     _d("last_run_exit_code", "last_run_exit_code", GAUGE, "",
        "Exit code of the last ccm apply"),
+    # ours: a manifest that does not load (broken YAML, invalid resources); the last good one is kept
+    _d("agent_manifest_load_error", "agent_manifest_load_error_count", COUNTER, "manifest",
+       "Number of agent manifest loads or validations that failed"),
 )
 
 BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}

@@ -42,6 +42,8 @@ SPEC = [
     # ours (issue 14): last ccm apply's finish time and exit code, for stale/failed-run alerts
     ("choria_ccm_last_run_timestamp_seconds", "gauge", ""),
     ("choria_ccm_last_run_exit_code", "gauge", ""),
+    # ours (issue 25): agent manifests that did not load (the last good version is kept)
+    ("choria_ccm_agent_manifest_load_error_count", "counter", "manifest"),
 ]
 
 

@@ -123,6 +123,8 @@ class Worker:
         self._last_full_apply: Optional[float] = None
         self._last_was_triggered = False   # the last full apply was a forced (triggered) one
         self._last_logged_error = ""
+        self._good_text: Optional[str] = None     # a local manifest's last version that loaded
+        self._load_error: Optional[str] = None    # this run applies that version: why
 
     # --- the watcher ------------------------------------------------------------------
 
@@ -190,6 +192,7 @@ class Worker:
                 self.agent.validate(candidate.manifest_path)
             except CCMError as exc:
                 self.source.discard(candidate)
+                self.agent.metrics.inc("agent_manifest_load_error", manifest=self.label)
                 raise SourceError(f"bundle from {self.source.shown} does not validate, keeping the last good one: "
                                   f"{exc}") from None
         with self.agent.apply_lock:
@@ -249,8 +252,8 @@ class Worker:
             self._last_full_apply = now
         started = time.monotonic()
         try:
-            result = runner.apply(manager, path, external_data=self.agent.data,
-                                  health_check_only=health_check_only, stop=self.agent.stop_event)
+            result = runner.execute(manager, self._load(manager, path), health_check_only=health_check_only,
+                                    stop=self.agent.stop_event)
         except RunLockHeld as exc:
             self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
             self._record_error(str(exc), health_check_only)
@@ -290,8 +293,33 @@ class Worker:
             self.status.outcome = outcome_of(summary)
             self.status.summary = counts
             self.status.applies += 1
-            self.status.last_error = None
+            self.status.last_error = self._load_error
         return summary
+
+    def _load(self, manager: Any, path: str) -> Any:
+        """Resolve the manifest to run. A local file is read and resolved at every run (it
+        is the operator's live copy); when it does not load but did before, the last version
+        that did is run instead, the error logged, counted and kept for ``/status``
+        (validate-before-swap, as remote bundles get at fetch time)."""
+        self._load_error = None
+        if self.source.kind != "local":
+            return runner.load(manager, path, self.agent.data)
+        from ccm.readfile import read_text
+
+        text: Optional[str] = None
+        try:
+            text = read_text(path, "manifest")
+            manifest = runner.load(manager, path, self.agent.data, text=text)
+        except CCMError as exc:
+            self.agent.metrics.inc("agent_manifest_load_error", manifest=self.label)
+            good = self._good_text
+            if good is None or good == text:
+                raise
+            self._load_error = f"{exc} (applying the last good version)"
+            self.log.error("Could not load manifest, applying the last good version", error=str(exc))
+            return runner.load(manager, path, self.agent.data, text=good)
+        self._good_text = text
+        return manifest
 
     def _record_error(self, message: str, health_check_only: bool) -> None:
         self.status.last_error = message

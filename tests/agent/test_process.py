@@ -164,3 +164,37 @@ def test_busy_monitor_port_is_one_clear_line(tmp_path):
     assert r.returncode == 1
     assert f"ccm: error: cannot serve monitor_port {port} on 127.0.0.1: Address already in use" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_broken_local_manifest_keeps_the_last_good_one_enforced(tmp_path):
+    """Validate before swap for local files too: broken YAML is an error in /status and a
+    counted load error, and the last version that loaded keeps being applied (issue 25)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(out), content="one"))
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "0.5s", "manifests": [m], "monitor_port": port,
+                                                     "cache_dir": str(tmp_path / "cache")})
+    agent = AgentProcess(cfg, str(tmp_path), port)
+    try:
+        target = out / "f0.txt"
+        wait_for(lambda: target.exists() and target.read_text() == "one", 20, what="first apply")
+        tmp = tmp_path / "m.yaml.tmp"
+        tmp.write_text("ccm:\n  resources: [broken\n")
+        os.replace(tmp, m)
+        agent.wait_log("Could not load manifest, applying the last good version")
+        target.unlink()
+        wait_for(lambda: target.exists() and target.read_text() == "one", 10, what="the last good version enforced")
+        st = agent.wait_status(lambda s: s["manifests"][0]["last_error"])
+        assert "applying the last good version" in st["manifests"][0]["last_error"]
+        assert st["manifests"][0]["outcome"] in ("changed", "stable")
+        metrics = agent.get("/metrics")
+        line = next(ln for ln in metrics.splitlines()
+                    if ln.startswith(f'choria_ccm_agent_manifest_load_error_count{{manifest="{m}"}}'))
+        assert float(line.split()[-1]) >= 1
+        assert "# TYPE choria_ccm_agent_manifest_load_error_count counter" in metrics
+        write_yaml(m, file_manifest(str(out), content="two"))
+        wait_for(lambda: target.read_text() == "two", 10, what="the fixed manifest applied")
+        agent.wait_status(lambda s: s["manifests"][0]["last_error"] is None)
+    finally:
+        assert agent.stop() == 0
