@@ -26,21 +26,44 @@ def sh(command):
     return {"exec": {"name": f"/bin/sh -c '{command}'"}}
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:   # a zombie is gone for our purposes
+        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_stop_signal_finishes_the_running_resource_and_exits_0(tmp_path, sig):
+def test_stop_signal_stops_the_running_command_and_exits_0(tmp_path, sig):
+    """As ``ccm apply`` on a signal: the running command's process group gets TERM (KILL
+    after a grace period), its resource is recorded as interrupted, no later one starts,
+    and nothing keeps running without the agent (it used to wait ~13 s and orphan it)."""
     trace = tmp_path / "trace"
+    pids = tmp_path / "pids"
     m = write_yaml(str(tmp_path / "m.yaml"), {"ccm": {"resources": [
-        sh(f"echo started >> {trace}; sleep 2; echo finished >> {trace}"), sh(f"echo second >> {trace}")]}})
+        sh(f"echo started >> {trace}; sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; wait; echo finished >> {trace}"),
+        sh(f"echo second >> {trace}")]}})
     cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m],
                                                      "cache_dir": str(tmp_path / "cache")})
     agent = AgentProcess(cfg, str(tmp_path))
-    wait_for(lambda: trace.exists() and "started" in trace.read_text(), 20, what="first resource running")
-    started = time.monotonic()
-    rc = agent.stop(sig)
-    elapsed = time.monotonic() - started
-    assert rc == 0 and elapsed < 15, (rc, elapsed, agent.output())
-    assert trace.read_text().split() == ["started", "finished"]   # ran to its end; the next one never started
-    assert "Runner stopped" in agent.output()
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, 20, what="first resource running")
+    children = [int(p) for p in pids.read_text().split()]
+    try:
+        started = time.monotonic()
+        rc = agent.stop(sig)
+        elapsed = time.monotonic() - started
+        out = agent.output()
+        assert rc == 0 and elapsed < 6, (rc, elapsed, out)
+        assert trace.read_text().split() == ["started"]   # stopped mid-command; the next one never started
+        wait_for(lambda: not any(_alive(p) for p in children), 5, what="the command's process group gone")
+        assert f"interrupted by {signal.Signals(sig).name}" in out, out
+        assert "Exiting while a resource is still running" not in out and "Runner stopped" in out
+    finally:
+        for p in children:   # an orphan of a failed run must not outlive the test
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
 
 
 def test_sighup_reloads_the_manifest_set_now(tmp_path):
