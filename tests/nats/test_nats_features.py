@@ -184,6 +184,15 @@ def test_registration_cli_round_trip(nats_server, nats_env):
     assert r.returncode == 0 and "Registration entry removed" in r.stdout, r.stderr
     doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
     assert len(doc) == 3 and "10.0.0.6" not in [d["address"] for d in doc]
+    # removed already, or never there: not found, exit 1 (it used to say "removed", exit 0)
+    for args in (rm, rm[:-1] + ["81"]):
+        r = ccm(args + ["--force"], nats_env)
+        assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+        assert r.stderr == (f"ccm: error: registration entry prod/web/http at 10.0.0.6:{args[-1]} not found "
+                            "in stream REGISTRATION\n")
+    assert len(json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)) == 3
+    r = ccm(rm + ["--force", "-R", "NOSUCH"], nats_env)
+    assert (r.returncode, r.stderr) == (1, "ccm: error: could not remove registration: stream NOSUCH not found\n")
 
 
 def test_watch_reports_register_and_remove(nats_server, nats_env):
