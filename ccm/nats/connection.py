@@ -50,7 +50,8 @@ def _retryable(exc: BaseException) -> bool:
     import nats.errors as ne
     import nats.js.errors as je
 
-    if isinstance(exc, (asyncio.TimeoutError, ne.TimeoutError, ne.NoRespondersError, ne.ConnectionClosedError,
+    if isinstance(exc, (asyncio.TimeoutError, FutureTimeout, ne.TimeoutError, ne.NoRespondersError,
+                        ne.ConnectionClosedError,
                         ne.ConnectionReconnectingError, ne.OutboundBufferLimitError, ne.StaleConnectionError,
                         ne.FlushTimeoutError, je.NoStreamResponseError, je.ServiceUnavailableError,
                         je.ServerError, ConnectionError)):
@@ -130,6 +131,7 @@ class Connection:
         self._connect_lock: Optional[asyncio.Lock] = None
         self._js: Dict[str, Any] = {}
         self._denied: Optional[Tuple[float, str]] = None   # the last permissions violation (when, what)
+        self._lost = ""   # why the established connection is down (error_cb/disconnected_cb), for outage()
         self.closed = False
 
     # --- context and loop --------------------------------------------------------------
@@ -170,13 +172,27 @@ class Connection:
         future = asyncio.run_coroutine_threadsafe(call(), loop)
         try:
             return future.result(timeout + CONNECT_DEADLINE + 1.0)
-        except FutureTimeout:
+        except (FutureTimeout, asyncio.TimeoutError):
+            # Python 3.11 made both the builtin TimeoutError, nats-py's too: only a future
+            # that is not done timed out here; a done one raised the operation's own
+            # timeout, which the caller may retry (an election, a reconnect)
+            self.raise_if_denied(what, started)
+            if future.done():
+                raise
             future.cancel()
-            self.raise_if_denied(what, started)
-            raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
-        except asyncio.TimeoutError:
-            self.raise_if_denied(what, started)
-            raise
+            elapsed = time.monotonic() - started
+            raise NatsError(f"{what}: {self.outage() or f'timeout (context {self.context_name!r})'} "
+                            f"after {elapsed:.1f}s") from None
+
+    def outage(self) -> str:
+        """Why requests cannot be answered when the connection is down (empty when it is
+        up): ``NATS not connected: <last error> (servers ..., context 'CCM')``."""
+        nc = self._nc
+        if nc is None or nc.is_connected:
+            return ""
+        ctx = self.context()
+        cause = self._lost or "connection lost"
+        return f"NATS not connected: {cause}, reconnecting (servers {ctx.display_servers()}, context {ctx.name!r})"
 
     def raise_if_denied(self, what: str, since: float) -> None:
         """Fail with the server's refusal (``-ERR Permissions Violation``) when one arrived since
@@ -210,11 +226,15 @@ class Connection:
             except NatsError:
                 raise
             except Exception as exc:
-                if _retryable(exc):   # a timeout caused by a refused subject: that refusal is the error
+                retryable = _retryable(exc)
+                if retryable:   # a timeout caused by a refused subject: that refusal is the error
                     self.raise_if_denied(what, started)
                 left = deadline - time.monotonic()
-                if not _retryable(exc) or left <= 0:
+                if not retryable:
                     raise NatsError(f"{what}: {describe(exc)}") from None
+                if left <= 0:
+                    raise NatsError(f"{what}: {self.outage() or describe(exc)} (gave up after "
+                                    f"{time.monotonic() - started:.1f}s, {attempt} attempts)") from None
                 log.debug("%s failed (%s), retrying (attempt %d)", what, describe(exc), attempt)
                 time.sleep(min(delay, max(0.0, left)))
                 delay = min(delay * 2, 1.0)
@@ -309,6 +329,7 @@ class Connection:
                 if state["failures"] >= len(ctx.servers) or _auth_error(exc):
                     fatal.set()
             if state["connected"] and not self.closed:
+                self._lost = describe(exc)
                 # refused reconnect attempts are expected while a server is down
                 (log.debug if isinstance(exc, OSError) else log.error)("NATS connection error: %s", describe(exc))
 
@@ -317,6 +338,7 @@ class Connection:
                 log.error("NATS connection lost, attempting to reconnect")
 
         async def reconnected_cb() -> None:
+            self._lost = ""
             log.info("NATS connection re-established to %s", redact_url(str(getattr(nc, "connected_url", "") or "")))
 
         async def closed_cb() -> None:
