@@ -117,6 +117,39 @@ def _tls_hint(ctx: NatsContext, err: Optional[BaseException]) -> str:
     return ""
 
 
+def _hopeless(state: Dict[str, Any], exc: BaseException, servers: int) -> bool:
+    """Whether an initial connect should stop waiting after ``exc``: every URL tried once and
+    refused, or an auth failure. A reset during the handshake is ambiguous: a server that
+    rejects credentials sends -ERR and closes, and the reset can overtake that -ERR on the
+    wire, so resets get a second round in which the -ERR usually arrives."""
+    state["failures"] += 1 if not isinstance(exc, (ConnectionResetError, BrokenPipeError)) else 0.5
+    return bool(state["failures"] >= servers or _auth_error(exc))
+
+
+async def _abandon(nc: Any, task: "asyncio.Future[Any]", finished: bool, last: Dict[str, BaseException]) -> None:
+    """A connect that failed or ran out of time: its error kept in ``last``, the client closed."""
+    if not finished:
+        task.cancel()
+    elif task.exception() is not None:
+        last.setdefault("err", task.exception())  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(nc.close(), 1.0)
+    except Exception:
+        pass
+
+
+def _connect_failure(ctx: NatsContext, err: Optional[BaseException]) -> str:
+    """Why the initial connect failed, from its last error and the context's settings."""
+    reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
+    if err is not None and _auth_error(err):
+        return f"authorization failed ({reason})"
+    if isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
+        return f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
+    if ctx.uses_tls:
+        return reason + _tls_hint(ctx, err)
+    return reason
+
+
 class Connection:
     """The lazily opened connection a manager (and its children) share."""
 
@@ -321,14 +354,9 @@ class Connection:
                 last["auth"] = exc
             last["err"] = exc
             if not state["connected"]:
-                # Every URL tried once and refused, or an auth failure: no point waiting. A
-                # reset during the handshake is ambiguous: a server that rejects credentials
-                # sends -ERR and closes, and the reset can overtake that -ERR on the wire, so
-                # resets get a second round in which the -ERR usually arrives.
-                state["failures"] += 1 if not isinstance(exc, (ConnectionResetError, BrokenPipeError)) else 0.5
-                if state["failures"] >= len(ctx.servers) or _auth_error(exc):
+                if _hopeless(state, exc, len(ctx.servers)):
                     fatal.set()
-            if state["connected"] and not self.closed:
+            elif not self.closed:
                 self._lost = describe(exc)
                 # refused reconnect attempts are expected while a server is down
                 (log.debug if isinstance(exc, OSError) else log.error)("NATS connection error: %s", describe(exc))
@@ -357,24 +385,9 @@ class Connection:
             state["connected"] = True
             log.debug("connected to NATS %s", ctx.display_servers())
             return nc
-        if task not in done:
-            task.cancel()
-        elif task.exception() is not None:
-            last.setdefault("err", task.exception())  # type: ignore[arg-type]
-        try:
-            await asyncio.wait_for(nc.close(), 1.0)
-        except Exception:
-            pass
-        err = last.get("auth") or last.get("err")
-        reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
-        if err is not None and _auth_error(err):
-            reason = f"authorization failed ({reason})"
-        elif isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
-            reason = f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
-        elif ctx.uses_tls:
-            reason += _tls_hint(ctx, err)
+        await _abandon(nc, task, task in done, last)
         raise NatsError(f"nats connection error: could not connect to {ctx.display_servers()} "
-                        f"(context {ctx.name!r}): {reason}")
+                        f"(context {ctx.name!r}): {_connect_failure(ctx, last.get('auth') or last.get('err'))}")
 
     # --- state and shutdown ------------------------------------------------------------
 

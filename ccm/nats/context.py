@@ -155,22 +155,16 @@ def open_trusted(path: str) -> int:
         enter(os.open("/", _DIR_FLAGS), "/")
         while pending:
             part = pending.pop()
-            if part == ".":
-                continue
-            if part == "..":
-                if len(stack) > 1:
+            if part in (".", "..") or not part:
+                if part == ".." and len(stack) > 1:
                     os.close(stack.pop()[0])
                 continue
             fd, where = stack[-1]
             here = os.path.join(where, part)
             st = os.stat(part, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
-                if st.st_uid != 0:
-                    raise Untrusted(f"symlink {here} is owned by {_owner(st.st_uid)}, not root")
                 links += 1
-                if links > MAX_LINKS:
-                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
-                target = os.readlink(part, dir_fd=fd)
+                target = _roots_link(fd, part, here, st, links)
                 if target.startswith("/"):
                     while len(stack) > 1:
                         os.close(stack.pop()[0])
@@ -178,20 +172,34 @@ def open_trusted(path: str) -> int:
             elif pending:
                 enter(os.open(part, _DIR_FLAGS, dir_fd=fd), here)
             else:
-                out = os.open(part, _FILE_FLAGS, dir_fd=fd)
-                try:
-                    st = os.fstat(out)
-                    if not stat.S_ISREG(st.st_mode):
-                        raise Untrusted(f"{here} is not a regular file")
-                    _check(st, here, directory=False)
-                except BaseException:
-                    os.close(out)
-                    raise
-                return out
+                return _open_file(fd, part, here)
         raise Untrusted(f"{path} is not a regular file")
     finally:
         for fd, _ in stack:
             os.close(fd)
+
+
+def _roots_link(dfd: int, name: str, here: str, st: os.stat_result, links: int) -> str:
+    """The target of the symlink ``name`` (in the checked directory ``dfd``), if it is root's."""
+    if st.st_uid != 0:
+        raise Untrusted(f"symlink {here} is owned by {_owner(st.st_uid)}, not root")
+    if links > MAX_LINKS:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), here)
+    return os.readlink(name, dir_fd=dfd)
+
+
+def _open_file(dfd: int, name: str, here: str) -> int:
+    """``name`` in the checked directory ``dfd``, opened without following a link, checked by descriptor."""
+    fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Untrusted(f"{here} is not a regular file")
+        _check(st, here, directory=False)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _open_plain(path: str) -> int:
