@@ -12,22 +12,27 @@ INIT = os.path.join(ROOT, "contrib", "ccm-agent.init")
 UNIT = os.path.join(ROOT, "contrib", "ccm-agent.service")
 
 
-def test_lsb_init_script_start_status_reload_stop(tmp_path):
-    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+def _init_script(tmp_path, manifest, log):
+    """``init(*args)``: the init script run against an agent of ``manifest``, logging to ``log``."""
+    m = write_yaml(str(tmp_path / "m.yaml"), manifest)
     cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m],
                                                      "cache_dir": str(tmp_path / "cache")})
     wrapper = tmp_path / "ccm"
     wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m ccm \"$@\"\n")
     wrapper.chmod(0o755)
     defaults = tmp_path / "defaults"
-    log = tmp_path / "agent.log"
     defaults.write_text(f"CCM={wrapper}\nCONFIG={cfg}\nPIDFILE={tmp_path}/agent.pid\nLOGFILE={log}\n")
     env = dict(os.environ, CCM_AGENT_DEFAULTS=str(defaults), **FAST)
 
     def init(*args):
         return subprocess.run(["sh", INIT, *args], env=env, capture_output=True, text=True, timeout=60,
                               stdin=subprocess.DEVNULL)
+    return init
 
+
+def test_lsb_init_script_start_status_reload_stop(tmp_path):
+    log = tmp_path / "agent.log"
+    init = _init_script(tmp_path, file_manifest(str(tmp_path)), log)
     assert init("status").returncode == 3
     r = init("start")
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
@@ -52,22 +57,9 @@ def test_lsb_init_script_stop_leaves_no_command_running(tmp_path):
     from .test_process import _alive
 
     pids = tmp_path / "pids"
-    m = write_yaml(str(tmp_path / "m.yaml"), {"ccm": {"resources": [{"exec": {
-        "name": f"/bin/sh -c 'sleep 120 & echo $! >> {pids}; echo $$ >> {pids}; wait'"}}]}})
-    cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m],
-                                                     "cache_dir": str(tmp_path / "cache")})
-    wrapper = tmp_path / "ccm"
-    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m ccm \"$@\"\n")
-    wrapper.chmod(0o755)
-    defaults = tmp_path / "defaults"
     log = tmp_path / "agent.log"
-    defaults.write_text(f"CCM={wrapper}\nCONFIG={cfg}\nPIDFILE={tmp_path}/agent.pid\nLOGFILE={log}\n")
-    env = dict(os.environ, CCM_AGENT_DEFAULTS=str(defaults), **FAST)
-
-    def init(*args):
-        return subprocess.run(["sh", INIT, *args], env=env, capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL)
-
+    init = _init_script(tmp_path, {"ccm": {"resources": [{"exec": {
+        "name": f"/bin/sh -c 'sleep 120 & echo $! >> {pids}; echo $$ >> {pids}; wait'"}}]}}, log)
     assert init("start").returncode == 0
     children = []
     try:
