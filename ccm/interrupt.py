@@ -70,6 +70,13 @@ def _handler(signum: int, frame: Any) -> None:
         timer.start()
 
 
+def interrupt_run(signum: int) -> None:
+    """What the handler does, for a process that handles its signals itself (the agent's
+    main loop): record ``signum`` and stop the running commands (TERM, KILL after the
+    grace period; a second call KILLs at once)."""
+    _handler(signum, None)
+
+
 @contextmanager
 def guard() -> Iterator[None]:
     """Handle SIGINT/SIGTERM/SIGHUP as described above for the duration of the block.

@@ -351,13 +351,14 @@ class Manager:
 
     def load(self, source: str, *, hiera: Optional[str] = None,
              overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
-             checksum: Optional[str] = None) -> "Manifest":
+             checksum: Optional[str] = None, text: Optional[str] = None) -> "Manifest":
         """Resolve a manifest completely (sets this manager's data and working directory);
-        ``checksum`` (``sha256:HEX``) must match the bundle or manifest file."""
+        ``checksum`` (``sha256:HEX``) must match the bundle or manifest file; ``text``: the
+        local manifest file's content as the caller read it (the agent's last good copy)."""
         from ccm.apply.manifest import load_manifest
 
         return load_manifest(source, self, hiera_source=hiera, overriding_data=overriding_data,
-                             deny_apply=deny_apply, checksum=checksum, plan_cache=True)
+                             deny_apply=deny_apply, checksum=checksum, plan_cache=True, text=text)
 
     def execute(self, manifest: "Manifest", *, health_check_only: bool = False,
                 nested: bool = False) -> "ExecutionResult":

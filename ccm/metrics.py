@@ -4,11 +4,14 @@ What: ``Metrics`` implements the manager's metrics sink (``observe(metric, secon
 **labels)``, ``inc(metric, **labels)``, ``record_event(event)``) and renders the Prometheus
 text format itself (``exposition()``), so counters keep their upstream names with no
 ``_total`` suffix and no ``_created`` samples. ``serve`` exposes ``/metrics`` over HTTP
-(agent ``monitor_port``); ``write_textfile`` writes the node_exporter textfile-collector
+(the agent's ``monitor_port`` server, ``ccm.agent.monitor``); ``write_textfile`` writes the node_exporter textfile-collector
 format atomically (``ccm apply --metrics-file``).
 Guarantees: standard library only (``prometheus_client`` is never imported: its text
 writer renames counters' HELP/TYPE lines to ``*_total``, which would break upstream's
 names; tests use its parser to check the format). Thread-safe; a bad observation is dropped and logged, never raised into a run.
+Every label value passes through ``ccm.redact`` (URL user info, ``# @sensitive`` values)
+when it is recorded: ``/metrics`` is readable by any local user, and a manifest source or
+an exec's name may hold ``https://user:password@...``.
 Not: the no-op sink used when metrics are off (``ccm.manager.NoopMetrics``).
 """
 from __future__ import annotations
@@ -19,10 +22,11 @@ from _thread import allocate_lock
 
 from ccm.log import internal
 from ccm.model.value import FrozenValueObject
+from ccm.redact import redact_url, scrub_known
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 log = internal("ccm.metrics")
 
@@ -106,6 +110,9 @@ DEFINITIONS: Tuple[MetricDef, ...] = (
        "Unix time at which the last ccm apply finished"),
     _d("last_run_exit_code", "last_run_exit_code", GAUGE, "",
        "Exit code of the last ccm apply"),
+    # ours: a manifest that does not load (broken YAML, invalid resources); the last good one is kept
+    _d("agent_manifest_load_error", "agent_manifest_load_error_count", COUNTER, "manifest",
+       "Number of agent manifest loads or validations that failed"),
 )
 
 BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}
@@ -174,7 +181,7 @@ class Metrics:
     # --- recording --------------------------------------------------------------------
 
     def _label_values(self, d: MetricDef, labels: Dict[str, Any]) -> Tuple[str, ...]:
-        return tuple("" if labels.get(n) is None else str(labels.get(n)) for n in d.labels)
+        return tuple("" if labels.get(n) is None else scrub_known(redact_url(str(labels.get(n)))) for n in d.labels)
 
     def _def(self, key: str, kind: str) -> Optional[MetricDef]:
         d = BY_KEY.get(key) or BY_NAME.get(key)
@@ -259,56 +266,16 @@ class Metrics:
 # --- exposure --------------------------------------------------------------------------------
 
 def serve(metrics: Metrics, port: int, host: str = "127.0.0.1") -> Any:
-    """Serve ``/metrics`` on ``host:port`` from a daemon thread.
+    """Serve ``/metrics`` on ``host:port`` from a daemon thread (the agent monitor's
+    bounded server, ``ccm.agent.monitor.serve_routes``).
 
     Returns the server; ``server.server_address`` has the bound port (pass 0 to pick one)
     and ``server.shutdown()`` stops it.
     """
+    from ccm.agent.monitor import serve_routes
+
     return serve_routes({"/metrics": lambda: (metrics.exposition().encode(), CONTENT_TYPE)},
                         port, host, name="ccm-metrics")
-
-
-if TYPE_CHECKING:
-    Route = Callable[[], Tuple[bytes, str]]
-
-
-def serve_routes(routes: Dict[str, Route], port: int, host: str = "127.0.0.1", *, name: str,
-                 not_found: Optional[bytes] = None, server_version: str = "") -> Any:
-    """GET-only HTTP on ``host:port`` from a daemon thread: ``routes`` maps a path (query
-    ignored) to a function returning (body, content type); any other path is a 404 with
-    ``not_found`` as its text body (the standard error page when None). Requests are
-    logged at debug only. Shared by ``/metrics`` here and the agent's monitor endpoint."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: bytes, ctype: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:  # noqa: N802 (http.server API)
-            route = routes.get(self.path.split("?", 1)[0])
-            if route is not None:
-                self._send(200, *route())
-            elif not_found is None:
-                self.send_error(404, "not found")
-            else:
-                self._send(404, not_found, "text/plain; charset=utf-8")
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            log.debug("http request", extra={"kv": {"server": name, "request": format % args}})
-
-    if server_version:
-        Handler.server_version = server_version
-    server = ThreadingHTTPServer((host, int(port)), Handler)
-    server.daemon_threads = True
-    import threading
-
-    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
-    thread.start()
-    return server
 
 
 def write_textfile(metrics: Metrics, path: str) -> None:

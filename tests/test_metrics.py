@@ -42,6 +42,8 @@ SPEC = [
     # ours (issue 14): last ccm apply's finish time and exit code, for stale/failed-run alerts
     ("choria_ccm_last_run_timestamp_seconds", "gauge", ""),
     ("choria_ccm_last_run_exit_code", "gauge", ""),
+    # ours (issue 25): agent manifests that did not load (the last good version is kept)
+    ("choria_ccm_agent_manifest_load_error_count", "counter", "manifest"),
 ]
 
 
@@ -237,3 +239,20 @@ def test_prometheus_client_is_never_imported():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_label_values_never_hold_url_credentials_or_sensitive_values():
+    from ccm import redact
+
+    m = Metrics()
+    m.inc("agent_manifest_fetch", manifest="http://svcuser:Pw-1234@h:8080/web.tar.gz")
+    m.observe("manifest_apply", 0.5, source="https://u:Pw-1234@h/b.tar.gz")
+    redact.register("Sens-9876")
+    try:
+        m.inc("resource_state_total", type="exec", name="/usr/bin/login --password Sens-9876")
+        text = m.exposition()
+    finally:
+        redact._SECRETS.discard("Sens-9876")
+    assert "Pw-1234" not in text and "svcuser" not in text and "Sens-9876" not in text
+    assert 'manifest="http://REDACTED@h:8080/web.tar.gz"' in text
+    assert 'name="/usr/bin/login --password REDACTED"' in text

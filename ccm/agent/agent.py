@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ccm.agent import runner, timing
 from ccm.agent.config import AgentConfig
 from ccm.agent.manifest_set import Member, SetError, SetLoader
-from ccm.agent.sources import ObjectStore
+from ccm.agent.sources import ObjectStore, prepare_cache_dir
 from ccm.agent.worker import Worker
 from ccm.log import UserLogger
 from ccm.model.errors import CCMError, ValidationError
@@ -125,7 +125,7 @@ class Agent:
         self.log.warn("Starting agent", interval=go_duration_seconds(cfg.interval),
                       health_interval=go_duration_seconds(cfg.health_check_interval or 0),
                       manifests=len(cfg.manifests), manifest_set=self.set_loader.shown if self.set_loader else "")
-        os.makedirs(cfg.cache_dir, mode=0o755, exist_ok=True)
+        prepare_cache_dir(cfg.cache_dir)
         if cfg.monitor_port:
             from ccm.agent.monitor import serve
 
@@ -281,7 +281,7 @@ class Agent:
             with self.apply_lock:
                 self.refresh_facts()
                 if not self.refresh_data():
-                    self.log.error("No external data resolved yet, not applying", manifest=w.ident)
+                    self.log.error("No external data resolved yet, not applying", manifest=w.label)
                     continue
                 w.run(force=True)
 
@@ -315,11 +315,11 @@ class Agent:
                 if summary is not None and summary.health_check_critical_count > 0:
                     w.log.error("Healthcheck reported critical, triggering apply to remediate",
                                 critical=summary.health_check_critical_count)
-                    self.metrics.inc("agent_healthcheck_remediations", manifest=w.ident)
+                    self.metrics.inc("agent_healthcheck_remediations", manifest=w.label)
                     critical.append(w)
             self.health_runs += 1
         self.metrics.observe("agent_healthcheck", time.monotonic() - started,
-                             manifests=",".join(w.ident for w in workers))
+                             manifests=",".join(w.label for w in workers))
         for w in critical:   # only after every check finished
             w.trigger.request()
         if critical:

@@ -2,6 +2,8 @@
 
 Under systemd or an init script the agent's output goes to a journal or a file, where
 one ``time=... level=INFO msg="..." k=v`` line per record is what log tooling parses.
+Either way every message and attribute passes through ``ccm.redact.redact_url`` first:
+a source or an error holding ``https://user:password@...`` never reaches a log line.
 """
 from __future__ import annotations
 
@@ -19,10 +21,30 @@ def _quote(text: str) -> str:
     return text
 
 
-class LogfmtLogger(UserLogger):
-    """A ``UserLogger`` (same ``bind``/level/capture API, same syslog copy) that writes logfmt lines."""
+def _redacted(value: Any) -> Any:
+    from ccm.redact import redact_url
+
+    return redact_url(value) if isinstance(value, str) else value
+
+
+class RedactingLogger(UserLogger):
+    """A ``UserLogger`` whose messages and attributes (bound ones too) have URL user info redacted."""
+
+    def bind(self, **attrs: Any) -> UserLogger:
+        return super().bind(**{k: _redacted(v) for k, v in attrs.items()})
 
     def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        self._emit(level, _redacted(message), *((k, _redacted(v)) for k, v in pairs),
+                   **{k: _redacted(v) for k, v in attrs.items()})
+
+    def _emit(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
+        UserLogger.log(self, level, message, *pairs, **attrs)
+
+
+class LogfmtLogger(RedactingLogger):
+    """A ``UserLogger`` (same ``bind``/level/capture API, same syslog copy) that writes logfmt lines."""
+
+    def _emit(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None:
         items = self.attrs + list(pairs) + list(attrs.items())
         if self.records is not None:
             self.records.append({"level": level, "message": message, "attrs": items})
@@ -47,5 +69,5 @@ def make_logger(level_name: str, *, debug: bool = False, info: bool = False,
     except (AttributeError, ValueError):
         tty = False
     if tty and stream is None:
-        return UserLogger(level=level)
+        return RedactingLogger(level=level)
     return LogfmtLogger(stream=stream or sys.stderr, level=level, colour=False)

@@ -69,16 +69,14 @@ def forget_run(manager: Any) -> None:
         manager.session.stop(destroy=True)
 
 
-def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]]) -> Any:
-    """Resolve the manifest at ``path`` completely (nothing runs)."""
-    return manager.load(path, overriding_data=dict(external_data) if external_data else None)
+def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]], *, text: Optional[str] = None) -> Any:
+    """Resolve the manifest at ``path`` completely (nothing runs); ``text``: a local
+    manifest's content as the worker read it (its last good version, see ``Worker``)."""
+    return manager.load(path, overriding_data=dict(external_data) if external_data else None, text=text)
 
 
-def apply(manager: Any, path: str, *, external_data: Optional[Mapping[str, Any]], health_check_only: bool,
-          stop: threading.Event) -> Any:
-    """Load and execute the manifest at ``path``; returns the engine's result (events,
-    summary). Raises ``CCMError`` when the manifest does not resolve."""
-    manifest = load(manager, path, external_data)
+def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event) -> Any:
+    """Execute a loaded manifest (and clean it up); returns the engine's result (events, summary)."""
     try:
         manifest.resources = StoppableResources(manifest.resources, stop)
         if health_check_only:
@@ -96,5 +94,13 @@ def apply(manager: Any, path: str, *, external_data: Optional[Mapping[str, Any]]
         manifest.cleanup()
 
 
-__all__ = ["CCMError", "StoppableResources", "apply", "forget_run", "load", "root_manager", "run_manager",
-           "worker_manager"]
+def apply(manager: Any, path: str, *, external_data: Optional[Mapping[str, Any]], health_check_only: bool,
+          stop: threading.Event, text: Optional[str] = None) -> Any:
+    """Load and execute the manifest at ``path``; returns the engine's result (events,
+    summary). Raises ``CCMError`` when the manifest does not resolve."""
+    manifest = load(manager, path, external_data, text=text)
+    return execute(manager, manifest, health_check_only=health_check_only, stop=stop)
+
+
+__all__ = ["CCMError", "StoppableResources", "apply", "execute", "forget_run", "load", "root_manager",
+           "run_manager", "worker_manager"]

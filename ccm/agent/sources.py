@@ -16,6 +16,9 @@ replaces the last good one.
 Bundles are extracted under ``cache_dir`` into ``<prefix>-<clean>.<random>`` and
 swapped to ``<prefix>_<clean>`` on commit (old one removed). Extraction keeps regular
 files and directories only, nothing outside the directory (``ccm.safe_extract``).
+Bundles hold Hiera data and templates: every bundle directory is 0700, and so is
+``cache_dir`` when the agent creates it; a ``cache_dir`` another user owns or may write
+is refused (``prepare_cache_dir``).
 Not: the validation itself, nor any scheduling.
 """
 from __future__ import annotations
@@ -136,6 +139,28 @@ class LocalSource:
         pass
 
 
+def prepare_cache_dir(path: str) -> None:
+    """Create ``cache_dir`` 0700 when missing; refuse one that is not ours alone to write
+    (another user could swap a bundle between its validation and its apply)."""
+    import stat
+
+    try:
+        os.makedirs(path, mode=0o700)
+        os.chmod(path, 0o700)   # whatever the umask
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise CCMError(f"cannot create cache_dir {path}: {exc.strerror or exc}") from None
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise CCMError(f"cache_dir {path} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise CCMError(f"cache_dir {path} is owned by uid {st.st_uid}, not by the agent's user (uid {os.geteuid()})")
+    if st.st_mode & 0o022:
+        raise CCMError(f"cache_dir {path} is writable by other users (mode {stat.S_IMODE(st.st_mode):04o}): "
+                       "make it 0700 or use another directory")
+
+
 class _BundleCache:
     """Extraction and swap of tarball bundles under the cache directory."""
 
@@ -148,7 +173,7 @@ class _BundleCache:
 
     def download(self, fetch: Callable[[Any], Any]) -> Tuple[str, str]:
         """Run ``fetch(out)`` into a temp file; -> (archive path, sha256)."""
-        os.makedirs(self.cache_dir, mode=0o755, exist_ok=True)
+        os.makedirs(self.cache_dir, mode=0o700, exist_ok=True)
         fd, archive = tempfile.mkstemp(dir=self.cache_dir, prefix=self.temp_prefix, suffix=".tar.gz")
         try:
             with os.fdopen(fd, "w+b") as fh:
@@ -190,8 +215,7 @@ class _BundleCache:
         if os.path.lexists(self.final):
             old = tempfile.mkdtemp(dir=self.cache_dir, prefix=self.temp_prefix + "old.")
             os.rename(self.final, os.path.join(old, "x"))
-        os.rename(candidate.directory, self.final)
-        os.chmod(self.final, 0o755)
+        os.rename(candidate.directory, self.final)   # mkdtemp made it 0700: it stays so
         if old:
             shutil.rmtree(old, ignore_errors=True)
         self.manifest_path = os.path.join(self.final, rel)

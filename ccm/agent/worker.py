@@ -110,23 +110,27 @@ class Worker:
         self.source: ManifestSource = make_source(
             source, cache_dir=agent.cfg.cache_dir, check_interval=timing.scaled(timing.SOURCE_CHECK_INTERVAL),
             local_interval=timing.scaled(timing.LOCAL_CHECK_INTERVAL), object_store=agent.object_store)
+        self.label = name if name is not None else self.source.shown   # logs and metrics: credentials redacted
         self.status = status or WorkerStatus(name=name, source=self.source.shown)
         self.status.source = self.source.shown
         self.status.state = "starting"
         self.status.stopped_reason = None
         self.trigger = Trigger()
-        self.log = agent.log.bind(manifest=self.ident if name is not None else self.source.shown)
+        self.log = agent.log.bind(manifest=self.label)
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._manager: Any = None
         self._last_full_apply: Optional[float] = None
+        self._last_was_triggered = False   # the last full apply was a forced (triggered) one
         self._last_logged_error = ""
+        self._good_text: Optional[str] = None     # a local manifest's last version that loaded
+        self._load_error: Optional[str] = None    # this run applies that version: why
 
     # --- the watcher ------------------------------------------------------------------
 
     def start(self) -> None:
         self.status.state = "running"
-        self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.ident}", daemon=True)
+        self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.label}", daemon=True)
         self._thread.start()
 
     def stop(self, reason: str = "") -> None:
@@ -170,7 +174,7 @@ class Worker:
     def _fetch_failed(self, message: str) -> None:
         self.status.last_error = message
         if self.source.kind != "local":
-            self.agent.metrics.inc("agent_manifest_fetch_error", manifest=self.ident)
+            self.agent.metrics.inc("agent_manifest_fetch_error", manifest=self.label)
         if message != self._last_logged_error:
             self.log.error("Could not fetch manifest", error=message)
             self._last_logged_error = message
@@ -179,7 +183,7 @@ class Worker:
         before = getattr(self.source, "fetches", 0)
         candidate = self.source.check()
         if getattr(self.source, "fetches", 0) != before:
-            self.agent.metrics.inc("agent_manifest_fetch", manifest=self.ident)
+            self.agent.metrics.inc("agent_manifest_fetch", manifest=self.label)
             self.status.last_fetch = time.time()
         if candidate is None:
             return
@@ -188,6 +192,7 @@ class Worker:
                 self.agent.validate(candidate.manifest_path)
             except CCMError as exc:
                 self.source.discard(candidate)
+                self.agent.metrics.inc("agent_manifest_load_error", manifest=self.label)
                 raise SourceError(f"bundle from {self.source.shown} does not validate, keeping the last good one: "
                                   f"{exc}") from None
         with self.agent.apply_lock:
@@ -211,18 +216,30 @@ class Worker:
             self._manager = runner.run_manager(self.agent.root, self.log)
         return self._manager
 
-    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
-        """One apply (or health-check-only run); returns the summary or None."""
+    def _too_soon(self, now: float) -> bool:
+        """A scheduled run within the 30 s floor of a *triggered* apply would repeat it: skip.
+        Only a triggered apply counts: the schedule never suppresses its own runs (comparing
+        with the last scheduled start skipped every other run of a 30 s interval, the
+        scheduler ticking a few milliseconds short of it)."""
         floor = timing.scaled(timing.MIN_INTERVAL)
-        now = time.monotonic()
-        if not force and not health_check_only and self._last_full_apply is not None \
-                and now - self._last_full_apply < floor:
-            from ccm.model.durations import go_duration_seconds
+        last = self._last_full_apply
+        if not self._last_was_triggered or last is None or now - last >= floor:
+            return False
+        from ccm.model.durations import go_duration_seconds
 
-            self.log.warn("Skipping apply due to minimum configured apply interval",
-                          since=go_duration_seconds(round(now - self._last_full_apply, 3)),
-                          min=go_duration_seconds(floor))
-            return None
+        self.log.warn("Skipping apply due to minimum configured apply interval",
+                      since=go_duration_seconds(round(now - last, 3)), min=go_duration_seconds(floor))
+        return True
+
+    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
+        """One apply (or health-check-only run); returns the summary or None. ``force``:
+        a triggered apply (source change, remediation), which always runs; a scheduled one
+        is skipped only right after a triggered apply (``_too_soon``)."""
+        now = time.monotonic()
+        if not health_check_only:
+            if not force and self._too_soon(now):
+                return None
+            self._last_was_triggered = force
         path = self.source.manifest_path
         if path is None:
             self.log.warn("No manifest path set, skipping apply")
@@ -235,8 +252,8 @@ class Worker:
             self._last_full_apply = now
         started = time.monotonic()
         try:
-            result = runner.apply(manager, path, external_data=self.agent.data,
-                                  health_check_only=health_check_only, stop=self.agent.stop_event)
+            result = runner.execute(manager, self._load(manager, path), health_check_only=health_check_only,
+                                    stop=self.agent.stop_event)
         except RunLockHeld as exc:
             self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
             self._record_error(str(exc), health_check_only)
@@ -251,7 +268,7 @@ class Worker:
             return None
         finally:
             if not health_check_only:
-                self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.ident)
+                self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.label)
             runner.forget_run(manager)   # the result's summary is all a cycle reads
         summary = result.summary
         del result   # and its records: nothing of the run stays on the heap until the next one
@@ -276,8 +293,33 @@ class Worker:
             self.status.outcome = outcome_of(summary)
             self.status.summary = counts
             self.status.applies += 1
-            self.status.last_error = None
+            self.status.last_error = self._load_error
         return summary
+
+    def _load(self, manager: Any, path: str) -> Any:
+        """Resolve the manifest to run. A local file is read and resolved at every run (it
+        is the operator's live copy); when it does not load but did before, the last version
+        that did is run instead, the error logged, counted and kept for ``/status``
+        (validate-before-swap, as remote bundles get at fetch time)."""
+        self._load_error = None
+        if self.source.kind != "local":
+            return runner.load(manager, path, self.agent.data)
+        from ccm.readfile import read_text
+
+        text: Optional[str] = None
+        try:
+            text = read_text(path, "manifest")
+            manifest = runner.load(manager, path, self.agent.data, text=text)
+        except CCMError as exc:
+            self.agent.metrics.inc("agent_manifest_load_error", manifest=self.label)
+            good = self._good_text
+            if good is None or good == text:
+                raise
+            self._load_error = f"{exc} (applying the last good version)"
+            self.log.error("Could not load manifest, applying the last good version", error=str(exc))
+            return runner.load(manager, path, self.agent.data, text=good)
+        self._good_text = text
+        return manifest
 
     def _record_error(self, message: str, health_check_only: bool) -> None:
         self.status.last_error = message

@@ -432,16 +432,19 @@ def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
 def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = None,
                   overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
                   schema: Optional[bool] = None, checksum: Optional[str] = None,
-                  plan_cache: bool = False) -> Manifest:
+                  plan_cache: bool = False, text: Optional[str] = None) -> Manifest:
     """Resolve ``source`` completely. Sets the manager's data and working directory.
     ``checksum`` (``sha256:HEX``) must match the bundle or manifest file. With
     ``plan_cache``, a manifest without templates that was loaded before with the same
-    bytes, build, settings and resolved data comes from ``ccm.apply.plancache``."""
+    bytes, build, settings and resolved data comes from ``ccm.apply.plancache``.
+    ``text`` (a local file only): the content to resolve instead of what the file holds
+    now; the file still names the manifest and its directory."""
     path, shown, tmpdir = _locate(source, manager, checksum)
     try:
         if schema is None:
             schema = os.environ.get("NO_SCHEMA_VALIDATION") != "1"
-        text = _read_text(path)
+        if text is None or tmpdir is not None:
+            text = _read_text(path)
         plan_key = None
         if plan_cache and tmpdir is None:
             from ccm.apply import plancache

@@ -1,7 +1,9 @@
 """``ccm agent [--config FILE] [--context NAME]``: run the agent until SIGTERM/SIGINT.
 
 Signals: SIGHUP re-reads the manifest set and external data now; SIGTERM and SIGINT
-let the running resource finish, stop the workers and exit 0 (within 15 s).
+stop the workers and exit 0 (within 15 s): a running command's process group gets
+SIGTERM, SIGKILL after 2 s (at once on a second signal), its resource is recorded as
+interrupted and no later resource starts (``ccm.interrupt``, as ``ccm apply`` does).
 ``--context`` (or ``NATS_CONTEXT``) overrides the file's ``nats_context`` only when
 given: the file's value is honoured otherwise (upstream's flag default always won).
 """
@@ -26,6 +28,7 @@ def parser() -> ArgumentParser:
 
 def run(argv: List[str]) -> int:
 
+    from ccm import interrupt
     from ccm import log as ccmlog
     from ccm.agent.agent import Agent
     from ccm.agent.config import load_config
@@ -62,9 +65,14 @@ def run(argv: List[str]) -> int:
                 if signum == signal.SIGHUP:
                     log.info("Reloading the manifest set and external data", signal="SIGHUP")
                     agent.reload()
-                elif not agent.stop_event.is_set():
-                    log.warn("Shutting down", signal=signal.Signals(signum).name)
-                    agent.stop()
+                else:
+                    if not agent.stop_event.is_set():
+                        log.warn("Shutting down", signal=signal.Signals(signum).name)
+                        agent.stop()
+                    # as `ccm apply` does: the running command's group gets TERM, then KILL
+                    # after a grace period (at once on a second signal), and its resource is
+                    # recorded as interrupted; nothing is left running without its agent
+                    interrupt.interrupt_run(signum)
     finally:
         if not agent.shutdown(timeout=12.0):
             log.warn("Exiting while a resource is still running")

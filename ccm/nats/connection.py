@@ -50,7 +50,8 @@ def _retryable(exc: BaseException) -> bool:
     import nats.errors as ne
     import nats.js.errors as je
 
-    if isinstance(exc, (asyncio.TimeoutError, ne.TimeoutError, ne.NoRespondersError, ne.ConnectionClosedError,
+    if isinstance(exc, (asyncio.TimeoutError, FutureTimeout, ne.TimeoutError, ne.NoRespondersError,
+                        ne.ConnectionClosedError,
                         ne.ConnectionReconnectingError, ne.OutboundBufferLimitError, ne.StaleConnectionError,
                         ne.FlushTimeoutError, je.NoStreamResponseError, je.ServiceUnavailableError,
                         je.ServerError, ConnectionError)):
@@ -116,6 +117,39 @@ def _tls_hint(ctx: NatsContext, err: Optional[BaseException]) -> str:
     return ""
 
 
+def _hopeless(state: Dict[str, Any], exc: BaseException, servers: int) -> bool:
+    """Whether an initial connect should stop waiting after ``exc``: every URL tried once and
+    refused, or an auth failure. A reset during the handshake is ambiguous: a server that
+    rejects credentials sends -ERR and closes, and the reset can overtake that -ERR on the
+    wire, so resets get a second round in which the -ERR usually arrives."""
+    state["failures"] += 1 if not isinstance(exc, (ConnectionResetError, BrokenPipeError)) else 0.5
+    return bool(state["failures"] >= servers or _auth_error(exc))
+
+
+async def _abandon(nc: Any, task: "asyncio.Future[Any]", finished: bool, last: Dict[str, BaseException]) -> None:
+    """A connect that failed or ran out of time: its error kept in ``last``, the client closed."""
+    if not finished:
+        task.cancel()
+    elif task.exception() is not None:
+        last.setdefault("err", task.exception())  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(nc.close(), 1.0)
+    except Exception:
+        pass
+
+
+def _connect_failure(ctx: NatsContext, err: Optional[BaseException]) -> str:
+    """Why the initial connect failed, from its last error and the context's settings."""
+    reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
+    if err is not None and _auth_error(err):
+        return f"authorization failed ({reason})"
+    if isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
+        return f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
+    if ctx.uses_tls:
+        return reason + _tls_hint(ctx, err)
+    return reason
+
+
 class Connection:
     """The lazily opened connection a manager (and its children) share."""
 
@@ -130,6 +164,7 @@ class Connection:
         self._connect_lock: Optional[asyncio.Lock] = None
         self._js: Dict[str, Any] = {}
         self._denied: Optional[Tuple[float, str]] = None   # the last permissions violation (when, what)
+        self._lost = ""   # why the established connection is down (error_cb/disconnected_cb), for outage()
         self.closed = False
 
     # --- context and loop --------------------------------------------------------------
@@ -170,13 +205,27 @@ class Connection:
         future = asyncio.run_coroutine_threadsafe(call(), loop)
         try:
             return future.result(timeout + CONNECT_DEADLINE + 1.0)
-        except FutureTimeout:
+        except (FutureTimeout, asyncio.TimeoutError):
+            # Python 3.11 made both the builtin TimeoutError, nats-py's too: only a future
+            # that is not done timed out here; a done one raised the operation's own
+            # timeout, which the caller may retry (an election, a reconnect)
+            self.raise_if_denied(what, started)
+            if future.done():
+                raise
             future.cancel()
-            self.raise_if_denied(what, started)
-            raise NatsError(f"{what}: timeout after {timeout:g}s (context {self.context_name!r})") from None
-        except asyncio.TimeoutError:
-            self.raise_if_denied(what, started)
-            raise
+            elapsed = time.monotonic() - started
+            raise NatsError(f"{what}: {self.outage() or f'timeout (context {self.context_name!r})'} "
+                            f"after {elapsed:.1f}s") from None
+
+    def outage(self) -> str:
+        """Why requests cannot be answered when the connection is down (empty when it is
+        up): ``NATS not connected: <last error> (servers ..., context 'CCM')``."""
+        nc = self._nc
+        if nc is None or nc.is_connected:
+            return ""
+        ctx = self.context()
+        cause = self._lost or "connection lost"
+        return f"NATS not connected: {cause}, reconnecting (servers {ctx.display_servers()}, context {ctx.name!r})"
 
     def raise_if_denied(self, what: str, since: float) -> None:
         """Fail with the server's refusal (``-ERR Permissions Violation``) when one arrived since
@@ -210,11 +259,15 @@ class Connection:
             except NatsError:
                 raise
             except Exception as exc:
-                if _retryable(exc):   # a timeout caused by a refused subject: that refusal is the error
+                retryable = _retryable(exc)
+                if retryable:   # a timeout caused by a refused subject: that refusal is the error
                     self.raise_if_denied(what, started)
                 left = deadline - time.monotonic()
-                if not _retryable(exc) or left <= 0:
+                if not retryable:
                     raise NatsError(f"{what}: {describe(exc)}") from None
+                if left <= 0:
+                    raise NatsError(f"{what}: {self.outage() or describe(exc)} (gave up after "
+                                    f"{time.monotonic() - started:.1f}s, {attempt} attempts)") from None
                 log.debug("%s failed (%s), retrying (attempt %d)", what, describe(exc), attempt)
                 time.sleep(min(delay, max(0.0, left)))
                 delay = min(delay * 2, 1.0)
@@ -301,14 +354,10 @@ class Connection:
                 last["auth"] = exc
             last["err"] = exc
             if not state["connected"]:
-                # Every URL tried once and refused, or an auth failure: no point waiting. A
-                # reset during the handshake is ambiguous: a server that rejects credentials
-                # sends -ERR and closes, and the reset can overtake that -ERR on the wire, so
-                # resets get a second round in which the -ERR usually arrives.
-                state["failures"] += 1 if not isinstance(exc, (ConnectionResetError, BrokenPipeError)) else 0.5
-                if state["failures"] >= len(ctx.servers) or _auth_error(exc):
+                if _hopeless(state, exc, len(ctx.servers)):
                     fatal.set()
-            if state["connected"] and not self.closed:
+            elif not self.closed:
+                self._lost = describe(exc)
                 # refused reconnect attempts are expected while a server is down
                 (log.debug if isinstance(exc, OSError) else log.error)("NATS connection error: %s", describe(exc))
 
@@ -317,6 +366,7 @@ class Connection:
                 log.error("NATS connection lost, attempting to reconnect")
 
         async def reconnected_cb() -> None:
+            self._lost = ""
             log.info("NATS connection re-established to %s", redact_url(str(getattr(nc, "connected_url", "") or "")))
 
         async def closed_cb() -> None:
@@ -335,24 +385,9 @@ class Connection:
             state["connected"] = True
             log.debug("connected to NATS %s", ctx.display_servers())
             return nc
-        if task not in done:
-            task.cancel()
-        elif task.exception() is not None:
-            last.setdefault("err", task.exception())  # type: ignore[arg-type]
-        try:
-            await asyncio.wait_for(nc.close(), 1.0)
-        except Exception:
-            pass
-        err = last.get("auth") or last.get("err")
-        reason = describe(err) if err is not None else f"no server answered within {CONNECT_DEADLINE:g}s"
-        if err is not None and _auth_error(err):
-            reason = f"authorization failed ({reason})"
-        elif isinstance(err, (ConnectionResetError, BrokenPipeError)) and (ctx.user or ctx.token or ctx.creds or ctx.nkey):
-            reason = f"{reason} (the server closed the connection during the handshake: likely an authorization failure)"
-        elif ctx.uses_tls:
-            reason += _tls_hint(ctx, err)
+        await _abandon(nc, task, task in done, last)
         raise NatsError(f"nats connection error: could not connect to {ctx.display_servers()} "
-                        f"(context {ctx.name!r}): {reason}")
+                        f"(context {ctx.name!r}): {_connect_failure(ctx, last.get('auth') or last.get('err'))}")
 
     # --- state and shutdown ------------------------------------------------------------
 

@@ -2,15 +2,26 @@
 
 ``load(name)`` resolves a context name (or an absolute path) to a ``NatsContext``:
 ``$XDG_CONFIG_HOME/nats/context/NAME.json`` (else ``~/.config/...``). Every failure is
-one ``NatsError`` naming the context, never its secrets.
+one ``NatsError`` naming the context and the file, never its secrets.
+
+Root trusts only what no other user can change (the rule OpenSSH applies to ``~/.ssh``):
+run as root, the context file and every directory above it must belong to root and be
+writable by nobody else (a root-owned sticky directory such as ``/tmp`` is allowed: only
+root can rename or remove root's entries in it), a symlink on the way must belong to
+root, and the same holds for the files it names (``ca``, ``cert``, ``key``, ``creds``,
+``nkey``). The path is walked one directory descriptor at a time (``O_NOFOLLOW``), the
+file is read from the descriptor that was checked. Otherwise root would fetch manifests
+and data from a server another user chose (``sudo -E`` with their ``HOME``).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.nats import NatsError
 
@@ -23,6 +34,10 @@ _STRING_KEYS = ("url", "user", "password", "creds", "nkey", "token", "cert", "ke
                 "windows_cert_match", "windows_cert_match_by", "windows_ca_certs_match")
 _UNSUPPORTED = ("windows_cert_store", "windows_cert_match", "windows_ca_certs_match")
 _ENV = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+MAX_LINKS = 40
 
 
 @dataclass(frozen=True)
@@ -93,14 +108,119 @@ def _expand_home(text: str) -> str:
     return os.path.expanduser(text) if text.startswith("~") else text
 
 
+def _owner(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+class Untrusted(Exception):
+    """Why root must not read a path (the text names the component at fault)."""
+
+
+def _check(st: os.stat_result, where: str, *, directory: bool) -> None:
+    if st.st_uid != 0:
+        raise Untrusted(f"{where} is owned by {_owner(st.st_uid)}, not root")
+    writable = st.st_mode & 0o022
+    if writable and not (directory and st.st_mode & stat.S_ISVTX):
+        who = "its group and others" if writable == 0o022 else "its group" if writable & 0o020 else "others"
+        raise Untrusted(f"{where} is writable by {who} (mode {stat.S_IMODE(st.st_mode):04o})")
+
+
+def open_trusted(path: str) -> int:
+    """A read descriptor of the regular file ``path`` reached only through directories and
+    symlinks that root alone controls (see the module docstring).
+
+    Raises ``Untrusted`` with the reason, or ``OSError`` (``FileNotFoundError`` when a
+    component is missing). Each directory is opened ``O_NOFOLLOW`` relative to the one
+    before and checked through its descriptor; a symlink is followed only when it is
+    root's (its directory is root's alone, so the target cannot change under us).
+    """
+    pending = [p for p in os.path.abspath(path).split("/") if p][::-1]   # next component last
+    stack: List[Tuple[int, str]] = []
+
+    def enter(fd: int, where: str) -> None:
+        try:
+            _check(os.fstat(fd), where, directory=True)
+        except BaseException:
+            os.close(fd)
+            raise
+        stack.append((fd, where))
+
+    links = 0
+    try:
+        enter(os.open("/", _DIR_FLAGS), "/")
+        while pending:
+            part = pending.pop()
+            if part in (".", "..") or not part:
+                if part == ".." and len(stack) > 1:
+                    os.close(stack.pop()[0])
+                continue
+            fd, where = stack[-1]
+            here = os.path.join(where, part)
+            st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                target = _roots_link(fd, part, here, st, links)
+                if target.startswith("/"):
+                    while len(stack) > 1:
+                        os.close(stack.pop()[0])
+                pending.extend([p for p in target.split("/") if p][::-1])
+            elif pending:
+                enter(os.open(part, _DIR_FLAGS, dir_fd=fd), here)
+            else:
+                return _open_file(fd, part, here)
+        raise Untrusted(f"{path} is not a regular file")
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _roots_link(dfd: int, name: str, here: str, st: os.stat_result, links: int) -> str:
+    """The target of the symlink ``name`` (in the checked directory ``dfd``), if it is root's."""
+    if st.st_uid != 0:
+        raise Untrusted(f"symlink {here} is owned by {_owner(st.st_uid)}, not root")
+    if links > MAX_LINKS:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), here)
+    return os.readlink(name, dir_fd=dfd)
+
+
+def _open_file(dfd: int, name: str, here: str) -> int:
+    """``name`` in the checked directory ``dfd``, opened without following a link, checked by descriptor."""
+    fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Untrusted(f"{here} is not a regular file")
+        _check(st, here, directory=False)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_plain(path: str) -> int:
+    fd = os.open(path, _FILE_FLAGS)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    return fd
+
+
 def load(name: str, environ: Optional[Mapping[str, str]] = None) -> NatsContext:
     """Read and check the context ``name``; raise one clear NatsError otherwise."""
     env = os.environ if environ is None else environ
     path = context_path(name, env)
+    as_root = os.geteuid() == 0
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = open_trusted(path) if as_root else _open_plain(path)
     except FileNotFoundError:
-        raise NatsError(f'unknown context "{name}"') from None
+        raise NatsError(f'unknown context "{name}" (looked for {path})') from None
+    except Untrusted as exc:
+        raise NatsError(f'refusing nats context "{name}" ({path}) as root: {exc}') from None
     except OSError as exc:
         raise NatsError(f'cannot read nats context "{name}" ({path}): {exc.strerror or exc}') from None
     try:
@@ -116,7 +236,25 @@ def load(name: str, environ: Optional[Mapping[str, str]] = None) -> NatsContext:
         raise NatsError(f'invalid nats context "{name}" ({path}): not valid JSON: {exc}') from None
     if not isinstance(doc, dict):
         raise NatsError(f'invalid nats context "{name}" ({path}): expected a JSON object')
-    return from_document(name, path, doc, env)
+    ctx = from_document(name, path, doc, env)
+    if as_root:
+        _check_named_files(ctx)
+    return ctx
+
+
+def _check_named_files(ctx: NatsContext) -> None:
+    """Root: the files a context names (TLS material, credentials) obey the same rule; a
+    missing one is left to the connection, which names it."""
+    for key in _PATH_KEYS:
+        named = getattr(ctx, key)
+        if not named:
+            continue
+        try:
+            os.close(open_trusted(named))
+        except Untrusted as exc:
+            raise NatsError(f'refusing nats context "{ctx.name}" ({ctx.path}) as root: its {key} file: {exc}') from None
+        except OSError:
+            pass
 
 
 def from_document(name: str, path: str, doc: Dict[str, Any], environ: Mapping[str, str]) -> NatsContext:

@@ -178,17 +178,39 @@ def lookup(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*
     return Entries(sort_entries(entries))
 
 
+class EntryNotFound(NatsError):
+    """``remove`` of an entry the stream does not hold (never published, expired, removed)."""
+
+
+STREAM_NOT_FOUND = 10059
+
+
 def remove(conn: Connection, stream: str, entry: Entry) -> str:
+    """Purge ``entry``'s subject and leave a removal marker; -> the subject. Raises
+    ``EntryNotFound`` when the subject holds no entry (nothing, or only a marker)."""
     subject = publish_subject(entry)
 
-    async def op(js: Any) -> bool:
+    async def op(js: Any) -> str:
+        import nats.js.errors as je
+
+        try:
+            last = await js._jsm.get_last_msg(stream, subject)
+        except je.NotFoundError as exc:
+            return "nostream" if exc.err_code == STREAM_NOT_FOUND else "missing"
+        if last.headers and last.headers.get(MARKER):
+            return "missing"
         await js.purge_stream(stream, subject=subject)
         # The server writes no marker for a purge; leave one (rolled up, expiring) so that
         # watchers, ours and upstream's, see the removal. Lookups skip markers.
         await js.publish(subject, b"", headers={MARKER: "Purge", "Nats-Rollup": "sub", "Nats-TTL": "1m"})
-        return True
+        return "removed"
 
-    conn.jetstream(op, "could not remove registration")
+    state = conn.jetstream(op, "could not remove registration")
+    if state == "nostream":
+        raise NatsError(f"could not remove registration: stream {stream} not found")
+    if state == "missing":
+        raise EntryNotFound(f"registration entry {entry.cluster}/{entry.service}/{entry.protocol} at "
+                            f"{entry.address}:{entry.port} not found in stream {stream}")
     return subject
 
 

@@ -167,12 +167,14 @@ def wait_for(pred: Callable[[], Any], timeout: float = 10.0, step: float = 0.05,
 class AgentProcess:
     """``python -m ccm agent --config CFG`` with the test time scale."""
 
-    def __init__(self, cfg: str, workdir: str, port: Optional[int] = None, env: Optional[Dict[str, str]] = None):
+    def __init__(self, cfg: str, workdir: str, port: Optional[int] = None, env: Optional[Dict[str, str]] = None,
+                 preexec_fn: Optional[Callable[[], None]] = None):
         self.port = port
         self.out = open(os.path.join(workdir, "agent.out"), "w+")
-        full_env = dict(os.environ, **FAST, PYTHONPATH=ROOT, **(env or {}))
+        full_env = {**os.environ, **FAST, "PYTHONPATH": ROOT, **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "ccm", "agent", "--config", cfg], cwd=workdir,
-                                     stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.STDOUT, env=full_env)
+                                     stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.STDOUT, env=full_env,
+                                     preexec_fn=preexec_fn)
 
     def output(self) -> str:
         if not self.out.closed:

@@ -266,6 +266,30 @@ def test_unforced_applies_respect_the_30s_floor(tmp_path):
         assert skipped and dict(skipped[-1]["attrs"])["min"] == "300ms"
 
 
+def test_scheduled_runs_never_suppress_each_other(tmp_path):
+    """The floor is for triggered applies only: a scheduled run right after another runs
+    (it used to be skipped, so a 30 s interval applied every 60 s)."""
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+    with Run(tmp_path, {"interval": "1h", "manifests": [m]}) as r:
+        w = r.worker(m)
+        wait_for(lambda: w.status.applies == 1, 10, what="first apply")
+        with r.agent.apply_lock:
+            time.sleep(0.3)                         # the floor (300 ms at this scale) since the triggered one
+            assert w.run() is not None
+            assert w.run() is not None              # 0 s after a scheduled run: it runs
+        assert not r.messages("Skipping apply due to minimum configured apply interval")
+
+
+@pytest.mark.agent_slow
+def test_an_interval_equal_to_the_floor_applies_every_interval(tmp_path):
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(tmp_path)))
+    with Run(tmp_path, {"interval": "0.3s", "manifests": [m]}) as r:   # the floor: 30 s x 0.01
+        time.sleep(3.2)
+        runs, applies = r.agent.scheduled_runs, r.worker(m).status.applies
+    assert not r.messages("Skipping apply"), [x["attrs"] for x in r.messages("Skipping apply")]
+    assert runs >= 6 and applies >= runs, (runs, applies)
+
+
 def test_applies_take_the_host_run_lock(tmp_path):
     from ccm.locks import acquire_run_lock
 

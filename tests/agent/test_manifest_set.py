@@ -122,3 +122,74 @@ def test_git_tags_and_missing_refs(tmp_path):
                     object_bytes=None)
     with pytest.raises(SetError, match="git fetch"):
         bad.load()
+
+
+def _big_commit(repo, n, size=6 << 20):
+    with open(os.path.join(repo, "big.bin"), "wb") as fh:
+        fh.write(os.urandom(size))
+    return commit(repo, {"manifests.yaml": f"manifests: [{{name: m{n}, source: /srv/m{n}.yaml}}]\n"}, f"c{n}")
+
+
+def test_git_cache_holds_one_commits_trees_and_the_set_file(tmp_path):
+    """Commits of a large blob elsewhere in the repository: nothing of it is fetched, and old
+    commits are pruned (the cache used to grow by the whole tree at every commit)."""
+    def tree_bytes(path):
+        return sum(os.lstat(os.path.join(d, f)).st_blocks * 512 for d, _, fs in os.walk(path) for f in fs)
+
+    repo = git_repo(str(tmp_path / "repo"))
+    git(repo, "config", "uploadpack.allowFilter", "true")   # what hosted git servers allow
+    cache = str(tmp_path / "cache")
+    loader = SetLoader(ManifestSetConfig(source=f"git+file://{repo}", ref="main"), cache_dir=cache, object_bytes=None)
+    sizes = []
+    for n in range(3):
+        rev = _big_commit(repo, n)
+        got, changed = loader.load()
+        assert changed and got.revision == rev and got.members[0].name == f"m{n}"
+        sizes.append(tree_bytes(cache))
+    assert max(sizes) < 1 << 20, sizes
+    with open(os.path.join(cache, os.listdir(cache)[0], "config")) as fh:
+        assert "file://" not in fh.read()   # the remote (and any credentials in it) is never stored
+
+
+def test_git_disk_budget_stops_a_fetch_that_grows_past_it(tmp_path):
+    """A server that ignores the filter sends the whole tree: past the budget the fetch is
+    stopped, the repository removed, and the error says why."""
+    from ccm.agent.gitsource import GitError, GitFetcher, parse_git_source
+
+    repo = git_repo(str(tmp_path / "repo"))
+    _big_commit(repo, 0, size=12 << 20)
+    cache = str(tmp_path / "cache")
+    os.makedirs(cache)
+    fetcher = GitFetcher(parse_git_source(f"git+file://{repo}", "main"), cache, budget=4 << 20)
+    with pytest.raises(GitError, match=r"stopped: the cache would exceed its disk budget of 4 MiB"):
+        fetcher.fetch()
+    assert os.listdir(cache) == []
+    fetcher.budget = 64 << 20
+    data, _rev = fetcher.fetch()
+    assert data.startswith(b"manifests:")
+
+
+def test_git_errors_carry_gits_own_cause(tmp_path):
+    loader = SetLoader(ManifestSetConfig(source=f"git+file://{tmp_path}/nope.git"), cache_dir=str(tmp_path / "c"),
+                       object_bytes=None)
+    with pytest.raises(SetError) as err:
+        loader.load()
+    text = str(err.value)
+    assert f"fatal: '{tmp_path}/nope.git' does not appear to be a git repository" in text, text
+    assert "and the repository exists" not in text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a repository owned by another user)")
+def test_git_repository_of_another_user_names_the_ownership_problem(tmp_path):
+    import pwd
+
+    repo = git_repo(str(tmp_path / "repo"))
+    commit(repo, {"manifests.yaml": "manifests: []\n"})
+    nobody = pwd.getpwnam("nobody")
+    for dirpath, dirs, files in os.walk(repo):
+        for name in [dirpath] + [os.path.join(dirpath, f) for f in files]:
+            os.lchown(name, nobody.pw_uid, nobody.pw_gid)
+    loader = SetLoader(ManifestSetConfig(source=f"git+file://{repo}"), cache_dir=str(tmp_path / "c"),
+                       object_bytes=None)
+    with pytest.raises(SetError, match="fatal: detected dubious ownership in repository"):
+        loader.load()

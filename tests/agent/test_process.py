@@ -26,21 +26,44 @@ def sh(command):
     return {"exec": {"name": f"/bin/sh -c '{command}'"}}
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:   # a zombie is gone for our purposes
+        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_stop_signal_finishes_the_running_resource_and_exits_0(tmp_path, sig):
+def test_stop_signal_stops_the_running_command_and_exits_0(tmp_path, sig):
+    """As ``ccm apply`` on a signal: the running command's process group gets TERM (KILL
+    after a grace period), its resource is recorded as interrupted, no later one starts,
+    and nothing keeps running without the agent (it used to wait ~13 s and orphan it)."""
     trace = tmp_path / "trace"
+    pids = tmp_path / "pids"
     m = write_yaml(str(tmp_path / "m.yaml"), {"ccm": {"resources": [
-        sh(f"echo started >> {trace}; sleep 2; echo finished >> {trace}"), sh(f"echo second >> {trace}")]}})
+        sh(f"echo started >> {trace}; sleep 60 & echo $! >> {pids}; echo $$ >> {pids}; wait; echo finished >> {trace}"),
+        sh(f"echo second >> {trace}")]}})
     cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m],
                                                      "cache_dir": str(tmp_path / "cache")})
     agent = AgentProcess(cfg, str(tmp_path))
-    wait_for(lambda: trace.exists() and "started" in trace.read_text(), 20, what="first resource running")
-    started = time.monotonic()
-    rc = agent.stop(sig)
-    elapsed = time.monotonic() - started
-    assert rc == 0 and elapsed < 15, (rc, elapsed, agent.output())
-    assert trace.read_text().split() == ["started", "finished"]   # ran to its end; the next one never started
-    assert "Runner stopped" in agent.output()
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, 20, what="first resource running")
+    children = [int(p) for p in pids.read_text().split()]
+    try:
+        started = time.monotonic()
+        rc = agent.stop(sig)
+        elapsed = time.monotonic() - started
+        out = agent.output()
+        assert rc == 0 and elapsed < 6, (rc, elapsed, out)
+        assert trace.read_text().split() == ["started"]   # stopped mid-command; the next one never started
+        wait_for(lambda: not any(_alive(p) for p in children), 5, what="the command's process group gone")
+        assert f"interrupted by {signal.Signals(sig).name}" in out, out
+        assert "Exiting while a resource is still running" not in out and "Runner stopped" in out
+    finally:
+        for p in children:   # an orphan of a failed run must not outlive the test
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
 
 
 def test_sighup_reloads_the_manifest_set_now(tmp_path):
@@ -164,3 +187,37 @@ def test_busy_monitor_port_is_one_clear_line(tmp_path):
     assert r.returncode == 1
     assert f"ccm: error: cannot serve monitor_port {port} on 127.0.0.1: Address already in use" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_broken_local_manifest_keeps_the_last_good_one_enforced(tmp_path):
+    """Validate before swap for local files too: broken YAML is an error in /status and a
+    counted load error, and the last version that loaded keeps being applied (issue 25)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    m = write_yaml(str(tmp_path / "m.yaml"), file_manifest(str(out), content="one"))
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "0.5s", "manifests": [m], "monitor_port": port,
+                                                     "cache_dir": str(tmp_path / "cache")})
+    agent = AgentProcess(cfg, str(tmp_path), port)
+    try:
+        target = out / "f0.txt"
+        wait_for(lambda: target.exists() and target.read_text() == "one", 20, what="first apply")
+        tmp = tmp_path / "m.yaml.tmp"
+        tmp.write_text("ccm:\n  resources: [broken\n")
+        os.replace(tmp, m)
+        agent.wait_log("Could not load manifest, applying the last good version")
+        target.unlink()
+        wait_for(lambda: target.exists() and target.read_text() == "one", 10, what="the last good version enforced")
+        st = agent.wait_status(lambda s: s["manifests"][0]["last_error"])
+        assert "applying the last good version" in st["manifests"][0]["last_error"]
+        assert st["manifests"][0]["outcome"] in ("changed", "stable")
+        metrics = agent.get("/metrics")
+        line = next(ln for ln in metrics.splitlines()
+                    if ln.startswith(f'choria_ccm_agent_manifest_load_error_count{{manifest="{m}"}}'))
+        assert float(line.split()[-1]) >= 1
+        assert "# TYPE choria_ccm_agent_manifest_load_error_count counter" in metrics
+        write_yaml(m, file_manifest(str(out), content="two"))
+        wait_for(lambda: target.read_text() == "two", 10, what="the fixed manifest applied")
+        agent.wait_status(lambda s: s["manifests"][0]["last_error"] is None)
+    finally:
+        assert agent.stop() == 0

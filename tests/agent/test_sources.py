@@ -120,3 +120,43 @@ def test_trigger_coalesces_to_one():
     assert t.request() is True
     assert t.request() is False and t.request() is False
     assert t.take() is True and t.take() is False
+
+
+def test_bundles_and_the_cache_are_private(tmp_path):
+    """Bundles hold Hiera data and templates: 0700 directories, never 0755 (issue 24)."""
+    import stat
+
+    from ccm.agent.sources import prepare_cache_dir
+
+    cache = str(tmp_path / "cache")
+    prepare_cache_dir(cache)
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    srv = CondServer("etag")
+    try:
+        srv.set("/web.tar.gz", bundle({"web/manifest.yaml": "data: {pw: x}\nccm: {resources: []}\n"}))
+        src = HTTPSource(srv.url("/web.tar.gz"), cache, 1.0)
+        cand = src.check()
+        src.commit(cand)
+        for entry in os.listdir(cache):
+            assert stat.S_IMODE(os.stat(os.path.join(cache, entry)).st_mode) == 0o700, entry
+    finally:
+        srv.close()
+
+
+def test_a_cache_dir_others_may_write_is_refused(tmp_path):
+    from ccm.agent.sources import prepare_cache_dir
+    from ccm.model.errors import CCMError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(CCMError, match=r"cache_dir .*/shared is writable by other users \(mode 1777\)"):
+        prepare_cache_dir(str(shared))
+    if os.geteuid() == 0:
+        import pwd
+
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, pwd.getpwnam("nobody").pw_uid, -1)
+        with pytest.raises(CCMError, match=r"cache_dir .*/theirs is owned by uid \d+, not by the agent's user"):
+            prepare_cache_dir(str(theirs))

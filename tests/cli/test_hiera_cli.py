@@ -140,7 +140,8 @@ def test_bad_inputs_exit_1_without_traceback(work):
         (["hiera", "parse", "nope.yaml"], f"ccm: error: file not found: {work}/nope.yaml\n"),
         (["hiera", "parse", "h.yaml", "k"], "ccm: error: expected KEY=VALUE got 'k'\n"),
         (["hiera", "parse", "badh.yaml"], f"ccm: error: {work}/badh.yaml: hierarchy.order must be a list\n"),
-        (["hiera", "parse", "kv://B/K"], 'ccm: error: kv://B/K: unknown context "CCM"\n'),
+        (["hiera", "parse", "kv://B/K"],
+         f'ccm: error: kv://B/K: unknown context "CCM" (looked for {work}/xdg/nats/context/CCM.json)\n'),
     ]
     for args, stderr in cases:
         res = ccm(args, work)

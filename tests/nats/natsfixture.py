@@ -29,7 +29,8 @@ def free_port() -> int:
 
 class Server:
     def __init__(self, workdir: str, name: str = "n1", *, cluster_port: Optional[int] = None,
-                 routes: Optional[List[int]] = None, port: Optional[int] = None, config: str = ""):
+                 routes: Optional[List[int]] = None, port: Optional[int] = None, config: str = "",
+                 http_port: Optional[int] = None):
         self.workdir = workdir
         self.name = name
         self.store = os.path.join(workdir, f"store-{name}")
@@ -38,6 +39,7 @@ class Server:
         self.routes = routes or []
         self.fixed_port = port
         self.config = config
+        self.http_port = http_port       # the monitoring endpoint (/jsz), when given
         self.proc: Optional[subprocess.Popen] = None
         self.port = 0
 
@@ -52,6 +54,8 @@ class Server:
             os.unlink(os.path.join(self.portsdir, f))
         args = [BIN, "-js", "-a", "127.0.0.1", "-sd", self.store, "-n", self.name,
                 "-p", str(self.fixed_port or -1), "--ports_file_dir", self.portsdir]
+        if self.http_port:
+            args += ["-m", str(self.http_port)]
         if self.cluster_port:
             args += ["--cluster_name", "ccmtest", "--cluster", f"nats://127.0.0.1:{self.cluster_port}",
                      "--routes", ",".join(f"nats://127.0.0.1:{p}" for p in self.routes)]
@@ -94,10 +98,23 @@ class Server:
         self.kill(signal.SIGTERM)
 
 
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def jsz(self, query: str = "") -> Dict[str, Any]:
+        """The server's monitoring ``/jsz`` document (needs ``http_port``)."""
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/jsz{query}", timeout=2) as resp:
+            doc: Dict[str, Any] = json.loads(resp.read())
+            return doc
+
+
 class Cluster:
     def __init__(self, workdir: str, size: int = 3):
         cports = [free_port() for _ in range(size)]
-        self.servers = [Server(workdir, f"n{i + 1}", cluster_port=cports[i],
+        self.servers = [Server(workdir, f"n{i + 1}", cluster_port=cports[i], http_port=free_port(),
                                routes=[p for j, p in enumerate(cports) if j != i]) for i in range(size)]
 
     def start(self) -> "Cluster":
@@ -127,6 +144,66 @@ class Cluster:
     def stop(self) -> None:
         for s in self.servers:
             s.stop()
+
+    def live_urls(self) -> str:
+        return ",".join(s.url for s in self.servers if s.alive)
+
+    def meta_leader(self, timeout: float = 30.0) -> "Server":
+        """The server leading the JetStream meta group (``/jsz`` ``meta_cluster.leader``)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for s in [s for s in self.servers if s.alive]:
+                try:
+                    name = (s.jsz().get("meta_cluster") or {}).get("leader")
+                except OSError:
+                    continue
+                leader = next((x for x in self.servers if x.name == name and x.alive), None)
+                if leader is not None:
+                    return leader
+            time.sleep(0.2)
+        raise RuntimeError("no JetStream meta leader")
+
+    def stream_info(self, stream: str) -> Any:
+        async def fn(nc: Any) -> Any:
+            return await nc.jetstream().stream_info(stream)
+        return run_js(self.live_urls(), fn)
+
+    def lead_streams_from(self, target: "Server", streams: List[str], timeout: float = 60.0) -> None:
+        """Move the leadership of every stream in ``streams`` to ``target`` (stepdown with a
+        preferred placement, repeated until it holds)."""
+        deadline = time.monotonic() + timeout
+        for stream in streams:
+            while True:
+                try:
+                    info = self.stream_info(stream)
+                    if info.cluster.leader == target.name and all(p.current for p in info.cluster.replicas or []):
+                        break
+                    payload = json.dumps({"placement": {"preferred": target.name}}).encode()
+                    run_js(self.live_urls(), lambda nc: nc.request(f"$JS.API.STREAM.LEADER.STEPDOWN.{stream}",
+                                                                  payload, timeout=5))
+                except Exception:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"could not move the leader of {stream} to {target.name}")
+                time.sleep(0.5)
+
+    def wait_current(self, server: "Server", streams: List[str], timeout: float = 60.0) -> None:
+        """Until ``server`` is a current, lag-free replica (or the leader) of every stream."""
+        deadline = time.monotonic() + timeout
+        pending = list(streams)
+        while pending:
+            try:
+                info = self.stream_info(pending[0])
+                peers = {p.name: p for p in (info.cluster.replicas or [])}
+                peer = peers.get(server.name)
+                if info.cluster.leader == server.name or (peer is not None and peer.current and not peer.lag):
+                    pending.pop(0)
+                    continue
+            except Exception:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{server.name} did not catch up on {pending[0]}")
+            time.sleep(0.3)
 
 
 def run_js(servers: str, fn: Callable[[Any], Awaitable[Any]], timeout: float = 30.0) -> Any:

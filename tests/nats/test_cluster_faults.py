@@ -1,4 +1,6 @@
-"""A real 3-node JetStream cluster with a node SIGKILLed mid-run, and single-server faults.
+"""A real 3-node JetStream cluster whose node leading the meta group and every stream in use
+is SIGKILLed (once mid-run, then five times right before an obj:// apply), and
+single-server faults.
 
 ``make test-nats-cluster`` (marker ``nats_cluster``, excluded from the default run).
 """
@@ -67,7 +69,7 @@ def stream_leader(urls, stream):
     return run_js(urls, fn).cluster
 
 
-def test_sigkill_of_the_stream_leader_mid_run(tmp_path, cluster):
+def test_sigkill_of_the_meta_and_stream_leader_mid_run(tmp_path, cluster):
     env = env_for(tmp_path, cluster.urls)
     r = ccm(["registration", "init", "--replicas", "3", "--max-age", "1h"], env)
     assert r.returncode == 0 and "replicas=3" in r.stdout, r.stderr
@@ -86,8 +88,8 @@ def test_sigkill_of_the_stream_leader_mid_run(tmp_path, cluster):
     results = {}
     for n in range(1, 5):
         results[n] = apply(n)
-    leader_name = stream_leader(cluster.urls, "REGISTRATION").leader
-    victim = next(s for s in cluster.servers if s.name == leader_name)
+    victim = cluster.meta_leader()                         # the node leading meta and every stream used
+    cluster.lead_streams_from(victim, ["KV_CFG", "OBJ_MANIFESTS", "REGISTRATION"])
     victim.kill()                                          # SIGKILL, by PID
     for n in range(5, 11):
         results[n] = apply(n)
@@ -116,6 +118,80 @@ def test_sigkill_of_the_stream_leader_mid_run(tmp_path, cluster):
     assert len(doc) == 14
     slowest = max(t for _, t in results.values())
     assert slowest < 40
+
+
+KILLS = 5
+STREAMS = ["KV_CFG", "OBJ_BUNDLES", "REGISTRATION"]
+
+
+def _fresh_pyz():
+    """``CCM_TEST_PYZ``, else ``dist/ccm.pyz`` when it is newer than every source file."""
+    from natsfixture import ROOT
+
+    pyz = os.environ.get("CCM_TEST_PYZ") or os.path.join(ROOT, "dist", "ccm.pyz")
+    if not os.path.isfile(pyz):
+        return ""
+    if not os.environ.get("CCM_TEST_PYZ"):
+        newest = max(os.path.getmtime(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(ROOT, "ccm"))
+                     for f in fs if f.endswith(".py"))
+        if os.path.getmtime(pyz) < newest:
+            return ""
+    return pyz
+
+
+def _appliers():
+    """How the applies run: this interpreter, and alternately the shipped ccm.pyz on the
+    system python3 when a fresh one exists (Python 3.11+ there, where asyncio's and
+    concurrent.futures' TimeoutError are one class: the case that failed in week one)."""
+    pyz = _fresh_pyz()
+    if pyz and os.access("/usr/bin/python3", os.X_OK):
+        return [None, ["/usr/bin/python3", pyz]]
+    return [None]
+
+
+def test_obj_apply_survives_sigkill_of_the_meta_and_stream_leader_repeatedly(tmp_path, cluster):
+    """Issue 25: the node leading the meta group and every stream in use (KV_CFG, OBJ_BUNDLES,
+    REGISTRATION) is SIGKILLed, and the apply starts at once, during the elections: object
+    gets retry through them as KV gets do. Five times, each time the new leader."""
+    import subprocess
+
+    env = env_for(tmp_path, cluster.urls)
+    r = ccm(["registration", "init", "--replicas", "3", "--max-age", "1h"], env)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    out.mkdir()
+    kv_put(cluster.urls, "CFG", {"motd": "hello", "hiera": "data:\n  greeting: from-kv\n"}, replicas=3)
+    obj_put(cluster.urls, "BUNDLES", "site.tar.gz",
+            bundle({"manifest.yaml": SITE.format(out=out, owner=OWNER, group=GROUP)}), replicas=3)
+    appliers = _appliers()
+    results = []
+    for n in range(1, KILLS + 1):
+        victim = cluster.meta_leader()
+        cluster.lead_streams_from(victim, STREAMS)
+        assert cluster.meta_leader() is victim
+        victim.kill()                                           # SIGKILL, by PID
+        args = ["apply", "obj://BUNDLES/site.tar.gz", "--hiera", "kv://CFG/hiera",
+                "--publish-registrations", "jetstream", "--fact", f"n={n}"]
+        command = appliers[n % len(appliers)]
+        started = time.monotonic()
+        if command is None:
+            r = ccm(args, env, cwd=tmp_path, timeout=120)
+        else:
+            r = subprocess.run(command + args, env=env, cwd=str(tmp_path), capture_output=True, text=True,
+                               timeout=120, stdin=subprocess.DEVNULL)
+        results.append((n, victim.name, command is not None, r.returncode, time.monotonic() - started,
+                        r.stdout + r.stderr))
+        assert r.returncode == 0, results[-1]
+        assert (out / f"out-{n}.txt").read_text() == "hello/from-kv"
+        victim.start()                                          # same port and store: it catches up
+        cluster.wait_current(victim, STREAMS)
+    assert len({name for _, name, *_ in results}) >= 2   # leadership really moved between kills
+    doc = json.loads(ccm(["registration", "query", "prod", "http", "web", "--json"], env).stdout)
+    assert sorted(d["address"] for d in doc) == sorted(f"10.2.0.{n}" for n in range(1, KILLS + 1))
+    for n, name, pyz, rc, spent, _ in results:
+        print(f"kill {n}: {name} (meta and {len(STREAMS)} stream leader), apply {'pyz' if pyz else 'venv'} "
+              f"rc={rc} in {spent:.1f}s")
+    assert max(spent for *_, spent, _ in results) < 40
 
 
 def test_single_server_stopped_and_restarted_mid_run(tmp_path):
@@ -163,7 +239,8 @@ def test_single_server_stopped_and_restarted_mid_run(tmp_path):
         assert r.returncode == 1
         text = r.stdout + r.stderr
         assert "Failed Resources: 1" in text, text
-        assert 'could not get key "k" from bucket "APP"' in text
+        assert 'could not get key "k" from bucket "APP": NATS not connected: ' in text, text
+        assert f"servers {server.url}, context 'CCM'" in text
     finally:
         server.stop()
 

@@ -122,6 +122,55 @@ def test_auth_failure_names_context_not_credentials(tmp_path, nats_env):
         server.stop()
 
 
+def test_an_outage_names_its_cause_servers_context_and_the_time_spent(nats_server, nats_env, monkeypatch):
+    """kvGet while the server is down said only ``timeout after 2.5s (context 'CCM')``."""
+    from ccm.nats import NatsError, kv
+    from ccm.nats.connection import Connection
+
+    monkeypatch.setenv("CCM_NATS_RETRY_SECONDS", "1")
+    kv_put(nats_server.url, "APP", {"k": "v"})
+    conn = Connection("CCM")
+    try:
+        assert kv.get(conn, "APP", "k") == b"v"
+        nats_server.stop()
+        started = time.monotonic()
+        with pytest.raises(NatsError) as err:
+            kv.get(conn, "APP", "k")
+        spent = time.monotonic() - started
+    finally:
+        conn.close()
+    text = str(err.value)
+    assert text.startswith('could not get key "k" from bucket "APP": NATS not connected: '), text
+    assert f"servers {nats_server.url}, context 'CCM'" in text
+    shown = float(text.split("gave up after ")[1].split("s,")[0])
+    assert abs(shown - spent) < 0.5, (shown, spent)
+
+
+def test_a_timeout_inside_an_operation_is_retried_like_any_other(nats_server, nats_env, monkeypatch):
+    """On Python 3.11+ asyncio's, nats-py's and concurrent.futures' TimeoutError are one class:
+    an operation's own timeout (a JetStream request during an election) was taken for the
+    bridge's wait expiring, and failed at once (``timeout after 60.5s``, seconds in) instead
+    of being retried. The same identity is made here on older Pythons."""
+    import asyncio
+
+    from ccm.nats import connection
+
+    monkeypatch.setattr(connection, "FutureTimeout", asyncio.TimeoutError)
+    calls = []
+
+    async def op(js):
+        calls.append(1)
+        if len(calls) < 3:
+            raise asyncio.TimeoutError()
+        return "ok"
+
+    conn = connection.Connection("CCM")
+    try:
+        assert conn.jetstream(op, "an operation") == "ok" and len(calls) == 3
+    finally:
+        conn.close()
+
+
 def test_importing_and_plain_runs_do_not_import_nats(tmp_path, nats_env):
     import subprocess
     import sys
@@ -184,6 +233,15 @@ def test_registration_cli_round_trip(nats_server, nats_env):
     assert r.returncode == 0 and "Registration entry removed" in r.stdout, r.stderr
     doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
     assert len(doc) == 3 and "10.0.0.6" not in [d["address"] for d in doc]
+    # removed already, or never there: not found, exit 1 (it used to say "removed", exit 0)
+    for args in (rm, rm[:-1] + ["81"]):
+        r = ccm(args + ["--force"], nats_env)
+        assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+        assert r.stderr == (f"ccm: error: registration entry prod/web/http at 10.0.0.6:{args[-1]} not found "
+                            "in stream REGISTRATION\n")
+    assert len(json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)) == 3
+    r = ccm(rm + ["--force", "-R", "NOSUCH"], nats_env)
+    assert (r.returncode, r.stderr) == (1, "ccm: error: could not remove registration: stream NOSUCH not found\n")
 
 
 def test_watch_reports_register_and_remove(nats_server, nats_env):
