@@ -23,6 +23,16 @@ from typing import Any, Dict, List, Optional
 FORMAT_VERSION = 1
 
 
+def summary_counts(s: Any) -> Dict[str, int]:
+    """The counts of a run's ``SessionSummary`` under the names monitors read (``--last-run``,
+    fleet reports)."""
+    return {"total": s.total_resources, "stable": s.stable_resources, "changed": s.changed_resources,
+            "failed": s.failed_resources, "skipped": s.skipped_resources,
+            "refreshed": s.refreshed_count, "unmet_requirements": s.requirements_unmet_count,
+            "health_checked": s.health_checked_count, "health_critical": s.health_check_critical_count,
+            "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
+
+
 def _rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -37,6 +47,7 @@ class LastRun:
     summary: Optional[Any] = None          # ccm.model.events.SessionSummary
     failed: List[Dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    report_delivered: Optional[bool] = None   # --publish-report: whether this run's report reached the stream
 
     def finish(self, exit_code: int, *, summary: Any = None, events: Optional[List[Any]] = None,
                error: str = "") -> None:
@@ -52,14 +63,7 @@ class LastRun:
         from ccm import __version__
 
         end = self.end if self.end is not None else time.time()
-        s = self.summary
-        counts: Dict[str, Any] = {}
-        if s is not None:
-            counts = {"total": s.total_resources, "stable": s.stable_resources, "changed": s.changed_resources,
-                      "failed": s.failed_resources, "skipped": s.skipped_resources,
-                      "refreshed": s.refreshed_count, "unmet_requirements": s.requirements_unmet_count,
-                      "health_checked": s.health_checked_count, "health_critical": s.health_check_critical_count,
-                      "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
+        counts = summary_counts(self.summary) if self.summary is not None else {}
         return {
             "format": FORMAT_VERSION,
             "version": __version__,
@@ -75,6 +79,7 @@ class LastRun:
             "error": self.error,
             "resources": counts,
             "failed_resources": self.failed,
+            **({} if self.report_delivered is None else {"report_delivered": self.report_delivered}),
         }
 
     def write(self, path: str) -> None:

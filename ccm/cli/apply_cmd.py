@@ -82,6 +82,9 @@ def options() -> List[Option]:
                help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
                     "atomically, whatever the outcome"),
         option("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries"),
+        option("--publish-report", choices=("nats", "jetstream"),
+               help="publish this run's report to the fleet (stream CCM_REPORTS, see ccm report); queued under "
+                    "the state directory when it cannot be delivered"),
         option("--wait-lock", metavar="DURATION", default="0s",
                help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
                     "exiting 3 at once"),
@@ -156,6 +159,12 @@ def run(argv: List[str]) -> int:
     rc: Optional[int] = None
     result: Any = None
     manager: Any = None
+    report: Any = None
+    if args.publish_report and not args.render:   # nothing of the report code is imported otherwise
+        from ccm.fleet.publish import ReportPublisher, RunContext
+
+        report = (ReportPublisher(args.publish_report, context=args.context),
+                  RunContext(redact_source(args.manifest), noop=args.noop, labels=report_labels(args.fact)))
     try:
         manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
                                 extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
@@ -193,7 +202,7 @@ def run(argv: List[str]) -> int:
             return EXIT_LOCKED
         try:
             with interrupt.guard():
-                rc, result = _apply(args, manager)
+                rc, result = _apply(args, manager, report[1] if report else None)
                 return rc
         finally:
             lock.release()
@@ -203,8 +212,41 @@ def run(argv: List[str]) -> int:
                     None, str(exc) or type(exc).__name__)
         raise
     finally:
+        if rc is not None and report is not None and result is not None:
+            delivered = _publish_report(report, rc, result, manager)
+            if record is not None:
+                record.report_delivered = delivered
+        if report is not None:
+            report[0].close()
         if rc is not None:
             _finish(args, record, metrics, rc, result, "", manager)
+
+
+def redact_source(source: str) -> str:
+    """The manifest as a report names it (and its subject's manifest id is made from): a
+    local path made absolute, a URL with its credentials redacted."""
+    if "://" not in source:
+        return os.path.abspath(source)
+    from ccm.redact import redact_url
+
+    return redact_url(source)
+
+
+def report_labels(facts: List[str]) -> Any:
+    """Every ``--fact K=V`` of the command line, as the report's labels."""
+    if not facts:
+        return {}
+    from ccm.cli.common import parse_map
+
+    return parse_map(facts)
+
+
+def _publish_report(report: Any, rc: int, result: Any, manager: Any) -> bool:
+    """The run's report (nested applies folded in); never raises, never changes ``rc``."""
+    publisher, context = report
+    context.exit_code = rc
+    context.events = manager.session.transaction_events()
+    return bool(publisher.finished(result, context).delivered)
 
 
 def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
@@ -237,12 +279,16 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
         sys.stderr.write(f"ccm: error: {problem}\n")
 
 
-def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
+def _apply(args: Any, manager: Any, report: Any = None) -> "tuple[int, Any]":
     from ccm import interrupt, log
 
     quiet = log.quiet()
     manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
+        if report is not None:   # while a bundle's manifest file still exists
+            from ccm.fleet.publish import file_sha256
+
+            report.manifest_sha256 = file_sha256(manifest.path)
         if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
