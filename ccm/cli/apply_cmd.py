@@ -159,12 +159,7 @@ def run(argv: List[str]) -> int:
     rc: Optional[int] = None
     result: Any = None
     manager: Any = None
-    report: Any = None
-    if args.publish_report and not args.render:   # nothing of the report code is imported otherwise
-        from ccm.fleet.publish import ReportPublisher, RunContext
-
-        report = (ReportPublisher(args.publish_report, context=args.context),
-                  RunContext(redact_source(args.manifest), noop=args.noop, labels=report_labels(args.fact)))
+    report = _report_setup(args)
     try:
         manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
                                 extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
@@ -212,14 +207,20 @@ def run(argv: List[str]) -> int:
                     None, str(exc) or type(exc).__name__)
         raise
     finally:
-        if rc is not None and report is not None and result is not None:
-            delivered = _publish_report(report, rc, result, manager)
-            if record is not None:
-                record.report_delivered = delivered
-        if report is not None:
-            report[0].close()
+        _publish_report(report, rc, result, manager, record)
         if rc is not None:
             _finish(args, record, metrics, rc, result, "", manager)
+
+
+def _report_setup(args: Any) -> Any:
+    """``--publish-report``: the publisher and the run's context (nothing of the report code
+    is imported otherwise)."""
+    if not args.publish_report or args.render:
+        return None
+    from ccm.fleet.publish import ReportPublisher, RunContext
+
+    return (ReportPublisher(args.publish_report, context=args.context),
+            RunContext(redact_source(args.manifest), noop=args.noop, labels=report_labels(args.fact)))
 
 
 def redact_source(source: str) -> str:
@@ -241,12 +242,22 @@ def report_labels(facts: List[str]) -> Any:
     return parse_map(facts)
 
 
-def _publish_report(report: Any, rc: int, result: Any, manager: Any) -> bool:
-    """The run's report (nested applies folded in); never raises, never changes ``rc``."""
+def _publish_report(report: Any, rc: Optional[int], result: Any, manager: Any, record: Any) -> None:
+    """The finished run's report (nested applies folded in), its delivery noted in the
+    ``--last-run`` record; never raises, never changes ``rc``."""
+    if report is None:
+        return
     publisher, context = report
-    context.exit_code = rc
-    context.events = manager.session.transaction_events()
-    return bool(publisher.finished(result, context).delivered)
+    try:
+        if rc is None or result is None:   # rejected, or another run holds the lock: no run to report
+            return
+        context.exit_code = rc
+        context.events = manager.session.transaction_events()
+        delivered = publisher.finished(result, context).delivered
+        if record is not None:
+            record.report_delivered = delivered
+    finally:
+        publisher.close()
 
 
 def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
