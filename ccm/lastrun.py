@@ -23,16 +23,6 @@ from typing import Any, Dict, List, Optional
 FORMAT_VERSION = 1
 
 
-def summary_counts(s: Any) -> Dict[str, int]:
-    """The counts of a run's ``SessionSummary`` under the names monitors read (``--last-run``,
-    fleet reports)."""
-    return {"total": s.total_resources, "stable": s.stable_resources, "changed": s.changed_resources,
-            "failed": s.failed_resources, "skipped": s.skipped_resources,
-            "refreshed": s.refreshed_count, "unmet_requirements": s.requirements_unmet_count,
-            "health_checked": s.health_checked_count, "health_critical": s.health_check_critical_count,
-            "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
-
-
 def _rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -61,6 +51,7 @@ class LastRun:
 
     def to_dict(self) -> Dict[str, Any]:
         from ccm import __version__
+        from ccm.report import summary_counts
 
         end = self.end if self.end is not None else time.time()
         counts = summary_counts(self.summary) if self.summary is not None else {}

@@ -56,8 +56,8 @@ def resources_of(events: Iterable[Any]) -> List[Dict[str, str]]:
 
 def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, labels: Mapping[str, str],
           source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool) -> Dict[str, Any]:
-    from ccm.lastrun import summary_counts
     from ccm.model.events import rfc3339
+    from ccm.report import summary_counts
 
     end_ns = max(end_ns, start_ns)
     return {

@@ -48,11 +48,22 @@ def budget_seconds(environ: Optional[Mapping[str, str]] = None) -> float:
         return DEFAULT_BUDGET
 
 
+def _sha256() -> Any:
+    """The interpreter's own sha256 (``_sha256``, ``_sha2`` from 3.12): ``hashlib``'s import
+    loads OpenSSL, a few ms of every cron run for one digest of a small file."""
+    for name in ("_sha256", "_sha2"):
+        try:
+            return getattr(__import__(name), "sha256")
+        except (ImportError, AttributeError):
+            continue
+    from hashlib import sha256
+
+    return sha256
+
+
 def file_sha256(path: str) -> str:
     """sha256 of the manifest file's bytes ("" when it cannot be read)."""
-    import hashlib
-
-    h = hashlib.sha256()
+    h = _sha256()()
     try:
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 16), b""):

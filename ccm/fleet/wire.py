@@ -4,7 +4,7 @@ What: ``WireClient(context)`` speaks the NATS client protocol over one socket (I
 CONNECT, PING/PONG, SUB, HPUB, MSG/HMSG): ``publish`` (core, flushed by a PING) and
 ``request`` (a JetStream publish: the reply is its acknowledgement). Why: importing
 nats-py and asyncio costs a cron run ~100-200 ms, ten times the budget of a report; this
-costs ``socket`` (and ``ssl`` for TLS contexts).
+costs ``_socket`` and ``json`` (and ``ssl`` for TLS contexts).
 Guarantees: every call ends by its deadline; servers are tried in random order, each
 with a connect timeout; TLS (``tls://``, ``ca``, ``cert``/``key``, ``tls_first``, or a
 server that requires it), user/password, token and ``inbox_prefix`` are honoured; a
@@ -15,10 +15,9 @@ Not: nkey/creds logins, websockets, SOCKS (``supports`` says no; the reference p
 """
 from __future__ import annotations
 
+import _socket
 import json
 import os
-import random
-import socket
 import time
 
 from ccm.nats.context import NatsContext, redact_url
@@ -111,7 +110,6 @@ class WireClient:
         self._info: Dict[str, Any] = {}
         self._inbox = ""
         self._next = 0
-        self.server = ""          # the URL connected to (credentials redacted)
 
     # --- connecting ---------------------------------------------------------------------
 
@@ -130,20 +128,19 @@ class WireClient:
     def _connect_one(self, url: str, deadline: float) -> None:
         scheme, host, port, url_user, url_password = parse_url(url)
         ctx = self.ctx
-        timeout = max(0.05, min(self.connect_timeout, deadline - time.monotonic()))
-        sock = socket.create_connection((host, port), timeout=timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock, self._buf = sock, bytearray()
         tls = scheme == "tls" or bool(ctx.ca or ctx.cert or ctx.tls_first)
+        sock = _dial(host, port, max(0.05, min(self.connect_timeout, deadline - time.monotonic())))
+        self._sock, self._buf = sock, bytearray()
         if ctx.tls_first:
             self._sock = self._tls_context().wrap_socket(sock, server_hostname=host)
         line = self._line(deadline)
         if not line.startswith(b"INFO "):
             raise Transient(f"unexpected greeting from {redact_url(url)}")
         self._info = json.loads(line[5:].decode("utf-8", "replace"))
-        if (tls or self._info.get("tls_required")) and not ctx.tls_first:
+        tls = tls or bool(self._info.get("tls_required"))
+        if tls and not ctx.tls_first:
             self._sock = self._tls_context().wrap_socket(sock, server_hostname=host)
-        opts: Dict[str, Any] = {"verbose": False, "pedantic": False, "tls_required": bool(tls),
+        opts: Dict[str, Any] = {"verbose": False, "pedantic": False, "tls_required": tls,
                                 "name": "choria-ccm", "lang": "python3", "version": "ccm-report", "protocol": 1,
                                 "headers": True, "no_responders": True}
         user, password = (ctx.user, ctx.password) if ctx.user else (url_user, url_password)
@@ -165,13 +162,13 @@ class WireClient:
         prefix = ctx.inbox_prefix or "_INBOX"
         self._inbox = f"{prefix}.{os.urandom(8).hex()}"
         self._send(f"SUB {self._inbox}.* 1".encode() + CRLF)
-        self.server = redact_url(url)
 
     def connect(self, deadline: float) -> None:
         if self._sock is not None:
             return
         urls = list(self.ctx.servers)
-        random.shuffle(urls)
+        first = int.from_bytes(os.urandom(2), "big") % len(urls)   # spread hosts over the servers
+        urls = urls[first:] + urls[:first]
         last = ""
         for url in urls:
             if time.monotonic() >= deadline:
@@ -179,10 +176,7 @@ class WireClient:
             try:
                 self._connect_one(url, deadline)
                 return
-            except Refused:
-                self.close()
-                raise
-            except (OSError, ValueError, WireError) as exc:
+            except (OSError, ValueError, WireError) as exc:   # a refused login too: queued, not lost
                 self.close()
                 last = _os_text(exc)
         raise Transient(f"could not connect to {self.ctx.display_servers()} (context {self.ctx.name!r}): "
@@ -204,7 +198,7 @@ class WireClient:
         try:
             self._sock.settimeout(left)
             data = self._sock.recv(65536)
-        except socket.timeout:
+        except _socket.timeout:
             raise Transient("timeout") from None
         except OSError as exc:
             self.close()
@@ -311,13 +305,35 @@ class WireClient:
                 pass
 
 
+def _dial(host: str, port: int, timeout: float) -> Any:
+    """A connected TCP socket made with ``_socket`` itself (``ssl`` wraps it as well): the
+    ``socket`` module's import (its enums, selectors) costs a cron run a few ms, and a text
+    host costs ``getaddrinfo`` the idna codec's (unicodedata, stringprep)."""
+    try:
+        name: Any = host.encode("ascii")
+    except UnicodeEncodeError:
+        name = host
+    error: Optional[OSError] = None
+    for family, kind, proto, _canon, address in _socket.getaddrinfo(name, port, 0, _socket.SOCK_STREAM):
+        sock = _socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(address)
+            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            return sock
+        except OSError as exc:
+            sock.close()
+            error = exc
+    raise error or OSError(f"cannot resolve {host}")
+
+
 def _err_text(line: bytes) -> str:
     text = line.decode("utf-8", "replace")[4:].strip().strip("'")
     return text[:200] or "error"
 
 
 def _os_text(exc: BaseException) -> str:
-    if isinstance(exc, socket.timeout):
+    if isinstance(exc, _socket.timeout):
         return "timeout"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
