@@ -124,9 +124,10 @@ def _fleet(conn: Any, args: Any) -> int:
     outcome = "failed" if args.failed else "changed" if args.changed else ""
     rows = fleet.rows(time.time(), stale=stale, outcome=outcome, labels=labels)
     counts = view.summary(rows, fleet.malformed)
-    if args.json or args.yaml:
-        doc = {"hosts": [r.to_dict() for r in rows], "summary": counts}
-        sys.stdout.write(_json(doc) if args.json else to_yaml(doc))
+    if args.json:
+        write_json(sys.stdout, rows, counts)
+    elif args.yaml:
+        write_yaml(sys.stdout, rows, counts)
     elif args.prometheus:
         from ccm.fleet.prom import textfile
 
@@ -137,6 +138,28 @@ def _fleet(conn: Any, args: Any) -> int:
     else:
         sys.stdout.write(view.text(rows, counts))
     return 0
+
+
+def write_json(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
+    """``{"hosts": [...], "summary": {...}}`` with one host a line, written host by host:
+    10,000 hosts never sit in memory as one document (nor one string)."""
+    import json
+
+    out.write('{"hosts": [')
+    for i, row in enumerate(rows):
+        out.write(("," if i else "") + "\n" + json.dumps(row.to_dict(), ensure_ascii=False, separators=(",", ":")))
+    out.write(('\n' if rows else '') + '],\n"summary": ' + json.dumps(counts) + "}\n")
+
+
+def write_yaml(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
+    """The YAML of the same document (``to_yaml``'s), written host by host."""
+    if not rows:
+        out.write(to_yaml({"hosts": [], "summary": counts}))
+        return
+    out.write("hosts:\n")
+    for row in rows:
+        out.write(to_yaml([row.to_dict()]))
+    out.write(to_yaml({"summary": counts}))
 
 
 def _json(doc: Any) -> str:

@@ -34,6 +34,7 @@ h1{font-size:1.4em;margin:0 0 .2em}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;padding:.35em .6em;border-bottom:1px solid #dde2e7}
 th{background:#f6f8fa;position:sticky;top:0}
+td.nowrap{white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.outcome{font-weight:700;color:var(--c)}
 tr.failed td:first-child{border-left:4px solid var(--c)}
@@ -63,7 +64,7 @@ def _row(row: Row) -> str:
     nums = "".join(f"<td class=\"num\">{h.total(k)}</td>" for k in SHOWN_COUNTS)
     css = escape(row.outcome)
     return (f"<tr class=\"{css}\"><td>{escape(h.hostname)}</td><td class=\"outcome\">{css}</td><td>{labels}</td>"
-            f"<td><time>{escape(last)}</time></td><td>{escape(age_text(row.age))}</td>{nums}"
+            f"<td class=\"nowrap\"><time>{escape(last)}</time></td><td>{escape(age_text(row.age))}</td>{nums}"
             f"<td>{_failed_items(row)}</td></tr>")
 
 

@@ -107,7 +107,12 @@ def all_filter() -> str:
 
 def parse_subject(subject: str) -> Tuple[str, str]:
     """(instance, manifest-id) of a report subject, or empty strings."""
-    tokens = subject.split(".")
-    if len(tokens) != 5 or ".".join(tokens[:3]) != SUBJECT_PREFIX:
+    if not subject.startswith(_PREFIX_DOT):
         return "", ""
-    return tokens[3], tokens[4]
+    instance, dot, manifest = subject[len(_PREFIX_DOT):].partition(".")
+    if not dot or not instance or not manifest or "." in manifest:
+        return "", ""
+    return instance, manifest
+
+
+_PREFIX_DOT = SUBJECT_PREFIX + "."

@@ -23,6 +23,8 @@ COUNT_KEYS = ("total", "stable", "changed", "failed", "skipped", "refreshed", "u
               "health_checked", "health_critical", "health_warning", "total_errors")
 SHOWN_COUNTS = ("total", "changed", "failed", "skipped")
 RANK = {"failed": 0, "stale": 1, "changed": 2, "ok": 3}   # the page's order: worst first
+_ZEROS = (0,) * len(COUNT_KEYS)
+_RAW_DECODE = json.JSONDecoder().raw_decode
 
 
 class Run:
@@ -43,12 +45,11 @@ class Run:
         self.exit_code = doc.get("exit_code", 0)
         self.noop = bool(doc.get("noop", False))
         self.outcome = document.outcome(doc)
-        summary = doc["summary"]
-        counts = tuple(int(summary.get(k, 0)) for k in COUNT_KEYS)
+        counts = tuple(map(doc["summary"].get, COUNT_KEYS, _ZEROS))
         self.counts = shared.setdefault(counts, counts)
-        resources = doc.get("resources") or ()
+        resources = doc.get("resources")
         self.resources: Tuple[Tuple[str, str, str], ...] = tuple(
-            (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources)
+            (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources) if resources else ()
 
     def count(self, key: str) -> int:
         return self.counts[COUNT_KEYS.index(key)]
@@ -121,11 +122,20 @@ class Row:
 
 def decode(body: bytes) -> Optional[Dict[str, Any]]:
     """A report document, or None when ``body`` is not one."""
-    try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return doc if document.check(doc) is None else None
+    return decode_timed(body)[0]
+
+
+def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
+    """(the report document or None, its end as Unix seconds)."""
+    try:   # what json.loads does, minus its encoding detection and wrappers (once per report)
+        text = body.decode("utf-8").strip()
+        doc, end = _RAW_DECODE(text)
+        if end != len(text):
+            return None, 0.0
+    except (ValueError, RecursionError):
+        return None, 0.0
+    problem, end = document.inspect(doc)
+    return (doc, end) if problem is None else (None, 0.0)
 
 
 class Fleet:
@@ -139,9 +149,8 @@ class Fleet:
         from ccm.fleet.subjects import parse_subject
 
         instance, mid = parse_subject(subject)
-        doc = decode(body) if instance else None
-        end_ts = document.parse_time(doc["end"]) if doc is not None else None
-        if doc is None or end_ts is None or doc["instance"] != instance:
+        doc, end_ts = decode_timed(body) if instance else (None, 0.0)
+        if doc is None or doc["instance"] != instance:
             self.malformed += 1
             return False
         shared = self._shared

@@ -97,3 +97,24 @@ def test_prometheus_textfile():
     assert samples[("choria_ccm_fleet_label_hosts", (("label", "role"), ("outcome", "failed"), ("value", "web")))] == 1
     assert samples[("choria_ccm_fleet_label_hosts", (("label", "role"), ("outcome", "ok"), ("value", 'd"b\\')))] == 1
     assert samples[("choria_ccm_fleet_malformed_reports", ())] == 2
+
+
+def test_streamed_json_and_yaml_are_the_documents():
+    import io
+
+    import yaml
+
+    from ccm.cli.common import to_yaml
+    from ccm.cli.report_cmd import write_json, write_yaml
+
+    for items in ([], [report("web1", "failed", labels={"role": "web"}), report("db1", "ok")]):
+        rows = fleet_of(*items).rows(time.time())
+        counts = view.summary(rows)
+        doc = {"hosts": [r.to_dict() for r in rows], "summary": counts}
+        out = io.StringIO()
+        write_json(out, rows, counts)
+        assert json.loads(out.getvalue()) == doc
+        assert len(out.getvalue().splitlines()) == len(rows) + (3 if rows else 2)   # one host a line
+        out = io.StringIO()
+        write_yaml(out, rows, counts)
+        assert out.getvalue() == to_yaml(doc) and yaml.safe_load(out.getvalue()) == doc
