@@ -14,7 +14,8 @@ for _p in (os.path.join(TESTS, "nats"), TESTS, HERE):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from natsfixture import Server, write_context  # noqa: E402
+from fleetreports import make_env  # noqa: E402
+from natsfixture import Server  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -31,16 +32,6 @@ def nats_server(tmp_path):
     server = Server(str(tmp_path / "nats")).start()
     yield server
     server.stop()
-
-
-def make_env(tmp_path, urls: str, state: str) -> Dict[str, str]:
-    cfg = str(tmp_path / "config")
-    write_context(cfg, "CCM", {"url": urls})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "CCM_"))}
-    env.update(XDG_CONFIG_HOME=cfg, CCM_CACHE_DIR=str(tmp_path / "cache"), CCM_STATE_DIR=state)
-    if "CCM_LOCK_DIR" in os.environ:
-        env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
-    return env
 
 
 @pytest.fixture
