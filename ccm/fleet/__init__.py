@@ -16,5 +16,6 @@ from __future__ import annotations
 
 SUBJECT_PREFIX = "choria.ccm.reports"
 STREAM_SUBJECTS = [f"{SUBJECT_PREFIX}.>"]
-STREAM = "CCM_REPORTS"
+CCM_REPORTS = "CCM_REPORTS"   # a stream name, not an environment variable (tests/unattended)
+STREAM = CCM_REPORTS
 KINDS = ("nats", "jetstream")
