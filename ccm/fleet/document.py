@@ -142,9 +142,9 @@ def parse_time(text: str) -> Optional[float]:
         from datetime import datetime
 
         _EPOCH.extend((datetime, datetime(1970, 1, 1)))
-    datetime, epoch = _EPOCH
+    dt, epoch = _EPOCH
     try:
-        whole = (datetime.fromisoformat(text[:19]) - epoch).total_seconds()
+        whole = (dt.fromisoformat(text[:19]) - epoch).total_seconds()
     except ValueError:
         return None
     return whole + (float("0" + frac) if frac else 0.0)

@@ -59,15 +59,55 @@ def init(conn: Any, *, replicas: int = 1, max_age: str = "30d") -> Any:
     return conn.jetstream(op, f"could not create stream {STREAM}", attempt_timeout=12.0, api_timeout=5.0)
 
 
+def _fast_context(conn: Any) -> Any:
+    """The context when the fast path (``ccm.fleet.fastread``) can read it, else None."""
+    import os
+
+    from ccm.fleet import wire
+
+    ctx = conn.context()
+    if os.environ.get("CCM_REPORT_CLIENT", "") == "nats-py" or not wire.supports(ctx):
+        return None
+    return ctx
+
+
+def _msg_id(head: Optional[bytes]) -> str:
+    if not head:
+        return ""
+    for line in head.split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        if key.strip() == b"Nats-Msg-Id":
+            return value.strip().decode("utf-8", "replace")
+    return ""
+
+
 def _read(conn: Any, subject: str, collect: Any, reset: Any, what: str, *, all_messages: bool = False) -> None:
+    """``collect(subject, body, msg_id)`` for every message read (``msg_id`` only with
+    ``all_messages``); ``reset()`` before each attempt (a gap, an election start it again)."""
+    ctx = _fast_context(conn)
+    if ctx is not None:
+        from ccm.fleet import fastread
+
+        for attempt in range(3):
+            reset()
+            try:
+                fastread.read(ctx, subject, (lambda s, body, head: collect(s, body, _msg_id(head))) if all_messages
+                              else (lambda s, body, head: collect(s, body, "")), all_messages=all_messages, what=what)
+                return
+            except fastread.Gap:
+                if attempt == 2:
+                    raise NatsError(f"{what}: messages were lost while reading, three times") from None
     from ccm.registration.stream import read_subjects
+
+    def on_msg(msg: Any) -> None:
+        collect(msg.subject, msg.data, (msg.headers or {}).get("Nats-Msg-Id", "") if all_messages else "")
 
     async def op(js: Any) -> None:
         import nats.js.api as api
 
         reset()   # a retried read (a gap, an election) starts from scratch
         policy = api.DeliverPolicy.ALL if all_messages else api.DeliverPolicy.LAST_PER_SUBJECT
-        await read_subjects(js, STREAM, subject, collect, deliver_policy=policy, what=what)
+        await read_subjects(js, STREAM, subject, on_msg, deliver_policy=policy, what=what)
 
     conn.jetstream(op, what, attempt_timeout=READ_TIMEOUT, budget=READ_BUDGET)
 
@@ -79,8 +119,8 @@ def read_fleet(conn: Any) -> Fleet:
     def reset() -> None:
         box[0] = Fleet()
 
-    def collect(msg: Any) -> None:
-        box[0].add(msg.subject, msg.data)
+    def collect(subject: str, body: bytes, _msg_id: str) -> None:
+        box[0].add(subject, body)
 
     _read(conn, subjects.all_filter(), collect, reset, "could not read fleet reports")
     return box[0]
@@ -127,9 +167,8 @@ def read_host(conn: Any, instance: str, history: Optional[int] = None) -> HostRe
     def reset() -> None:
         box[0] = HostReports(history)
 
-    def collect(msg: Any) -> None:
-        headers = msg.headers or {}
-        box[0].add(msg.subject, msg.data, headers.get("Nats-Msg-Id", ""))
+    def collect(subject: str, body: bytes, msg_id: str) -> None:
+        box[0].add(subject, body, msg_id)
 
     _read(conn, subjects.host_filter(instance), collect, reset, "could not read reports", all_messages=True)
     return box[0]

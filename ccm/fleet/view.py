@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from ccm.fleet import document
+from ccm.fleet.subjects import parse_subject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,8 +130,8 @@ def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
     """(the report document or None, its end as Unix seconds)."""
     try:   # what json.loads does, minus its encoding detection and wrappers (once per report)
         text = body.decode("utf-8").strip()
-        doc, end = _RAW_DECODE(text)
-        if end != len(text):
+        doc, used = _RAW_DECODE(text)
+        if used != len(text):
             return None, 0.0
     except (ValueError, RecursionError):
         return None, 0.0
@@ -146,8 +147,6 @@ class Fleet:
 
     def add(self, subject: str, body: bytes) -> bool:
         """Fold one report; False (and counted) when it is malformed."""
-        from ccm.fleet.subjects import parse_subject
-
         instance, mid = parse_subject(subject)
         doc, end_ts = decode_timed(body) if instance else (None, 0.0)
         if doc is None or doc["instance"] != instance:

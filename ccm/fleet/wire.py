@@ -227,16 +227,18 @@ class WireClient:
         del self._buf[:size + 2]
         return data
 
-    def _message(self, line: bytes, deadline: float) -> Tuple[str, Optional[bytes], bytes]:
-        """(subject, header block or None, payload) of a MSG/HMSG line and what follows."""
+    def _message(self, line: bytes, deadline: float) -> Tuple[str, str, str, Optional[bytes], bytes]:
+        """(subject, sid, reply, header block or None, payload) of a MSG/HMSG line and what follows."""
         parts = line.split()
-        sizes = [int(p) for p in parts[-2:]] if parts[0] == b"HMSG" else [0, int(parts[-1])]
+        headed = parts[0] == b"HMSG"
+        sizes = [int(p) for p in parts[-2:]] if headed else [0, int(parts[-1])]
         if sizes[1] > MAX_MESSAGE or sizes[0] > sizes[1]:
             self.close()
             raise Transient("message too large")
         data = self._take(sizes[1], deadline)
-        head = data[:sizes[0]] if parts[0] == b"HMSG" else None
-        return parts[1].decode("utf-8", "replace"), head, data[sizes[0]:]
+        reply = parts[3].decode("utf-8", "replace") if len(parts) == (6 if headed else 5) else ""
+        return (parts[1].decode("utf-8", "replace"), parts[2].decode("ascii", "replace"), reply,
+                data[:sizes[0]] if headed else None, data[sizes[0]:])
 
     def _next_op(self, deadline: float) -> Tuple[bytes, Any]:
         while True:
@@ -287,7 +289,7 @@ class WireClient:
                 raise Refused(f"the server refused the report: {value}")
             if kind != b"MSG" or value[0] != reply:
                 continue   # a late reply to an earlier request that timed out
-            _subject, head, payload = value
+            head, payload = value[3], value[4]
             if head is not None:
                 status, _ = parse_headers(head)
                 if status == "503":
@@ -295,6 +297,30 @@ class WireClient:
                 if status and status != "200" and not payload:
                     raise Transient(f"status {status}")
             return bytes(payload)
+
+    # --- reading (ccm.fleet.fastread) -----------------------------------------------------
+
+    def subscribe(self, subject: str) -> str:
+        self._next += 1
+        sid = f"r{self._next}"
+        self._send(f"SUB {subject} {sid}".encode("utf-8") + CRLF)
+        return sid
+
+    def unsubscribe(self, sid: str) -> None:
+        self._send(f"UNSUB {sid}".encode("ascii") + CRLF)
+
+    def pub(self, subject: str, reply: str, body: bytes) -> None:
+        line = f"PUB {subject} {reply + ' ' if reply else ''}{len(body)}"
+        self._send(line.encode("utf-8") + CRLF + body + CRLF)
+
+    def next_message(self, deadline: float) -> Tuple[str, str, str, Optional[bytes], bytes]:
+        """The next MSG/HMSG: (subject, sid, reply, header block or None, payload)."""
+        while True:
+            kind, value = self._next_op(deadline)
+            if kind == b"MSG":
+                return value
+            if kind == b"-ERR":
+                raise Refused(f"the server refused: {value}")
 
     def close(self) -> None:
         sock, self._sock = self._sock, None

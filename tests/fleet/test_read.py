@@ -156,3 +156,45 @@ def test_watch_shows_reports_as_they_arrive(env, nats_server, tmp_path):
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0 and "before" not in out and "ok1" not in out
     assert "skipped a malformed report on choria.ccm.reports.x.y (1 so far)" in err and "Traceback" not in err
+
+
+def test_the_fast_read_and_the_reference_read_agree(env, nats_server, monkeypatch):
+    """One differential test: ``ccm.fleet.fastread`` against nats-py's consumer (the reference)."""
+    from ccm.fleet import stream
+    from ccm.nats.connection import Connection
+
+    assert ccm(["report", "init"], env).returncode == 0
+    items = [report(f"h{i}", ("ok", "changed", "failed")[i % 3], labels={"n": str(i % 4)}, age=i,
+                    source=f"/etc/ccm/m{i % 2}.yaml") for i in range(60)]
+    items += [report("h1", "failed", age=500), ("choria.ccm.reports.%s.x" % instance_token("h2"), b"junk")]
+    publish(nats_server.url, *items, *items[:5])   # re-sent messages too (new ids: the stream keeps them)
+
+    def both(read):
+        out = {}
+        for client in ("wire", "nats-py"):
+            monkeypatch.setenv("CCM_REPORT_CLIENT", client)
+            conn = Connection("CCM")
+            try:
+                out[client] = read(conn)
+            finally:
+                conn.close()
+        return out["wire"], out["nats-py"]
+
+    now = time.time()
+    fast, ref = both(lambda c: stream.read_fleet(c))
+    rows = [r.to_dict() for r in fast.rows(now, stale=30)]
+    assert rows == [r.to_dict() for r in ref.rows(now, stale=30)] and len(rows) == 60
+    assert fast.malformed == ref.malformed == 1
+    fast, ref = both(lambda c: stream.read_host(c, instance_token("h1"), 10))
+    assert fast.reports() == ref.reports() and len(fast.reports()) == 3
+    fast, ref = both(lambda c: stream.read_host(c, instance_token("h2")))
+    assert fast.reports() == ref.reports() and fast.malformed == ref.malformed == 1
+    monkeypatch.setenv("CCM_REPORT_CLIENT", "nats-py")
+    nats_server.stop()
+    errors = {}
+    for client in ("wire", "nats-py"):
+        monkeypatch.setenv("CCM_REPORT_CLIENT", client)
+        r = ccm(["report", "fleet"], dict(env, CCM_REPORT_CLIENT=client))
+        errors[client] = r.stderr
+        assert r.returncode == 1 and f"could not connect to {nats_server.url}" in r.stderr, r.stderr
+        assert "context 'CCM'" in r.stderr and len(r.stderr.splitlines()) == 1
