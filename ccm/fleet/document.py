@@ -89,8 +89,12 @@ def outcome(doc: Mapping[str, Any]) -> str:
     return found
 
 
+_STR, _INT, _NUMBER = {str}, {int}, (int, float)
+
+
 def _is_text_map(value: Any) -> bool:
-    return type(value) is dict and (not value or set(map(type, value)) | set(map(type, value.values())) == {str})
+    return type(value) is dict and (not value or (set(map(type, value)) == _STR and set(map(type, value.values()))
+                                                  == _STR))
 
 
 def inspect(doc: Any) -> Tuple[Optional[str], float]:
@@ -98,23 +102,24 @@ def inspect(doc: Any) -> Tuple[Optional[str], float]:
     check of every message (type tests and C-level maps: a fleet read makes 30,000)."""
     if type(doc) is not dict:
         return "not a JSON object", 0.0
+    get = doc.get
     for key in ("instance", "hostname", "start", "end"):
-        value = doc.get(key)
+        value = get(key)
         if type(value) is not str or not value:
             return f"{key} is missing or not text", 0.0
-    if not _is_text_map(doc.get("labels", {})):
+    if not _is_text_map(get("labels", {})):
         return "labels is not a map of text", 0.0
-    manifest = doc.get("manifest")
+    manifest = get("manifest")
     if type(manifest) is not dict or type(manifest.get("source")) is not str:
         return "manifest is missing its source", 0.0
-    summary = doc.get("summary")
-    if type(summary) is not dict or (summary and set(map(type, summary.values())) != {int}):
+    summary = get("summary")
+    if type(summary) is not dict or (summary and set(map(type, summary.values())) != _INT):
         return "summary is not a map of counts", 0.0
-    resources = doc.get("resources", [])
+    resources = get("resources", [])
     if type(resources) is not list or (resources and not all(_is_text_map(r) and "resource" in r
                                                              for r in resources)):
         return "resources is not a list of resources", 0.0
-    if type(doc.get("exit_code", 0)) is not int or type(doc.get("duration", 0)) not in (int, float):
+    if type(get("exit_code", 0)) is not int or type(get("duration", 0)) not in _NUMBER:
         return "exit_code or duration is not a number", 0.0
     end = parse_time(doc["end"])
     if end is None:

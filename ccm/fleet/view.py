@@ -25,6 +25,7 @@ COUNT_KEYS = ("total", "stable", "changed", "failed", "skipped", "refreshed", "u
 SHOWN_COUNTS = ("total", "changed", "failed", "skipped")
 RANK = {"failed": 0, "stale": 1, "changed": 2, "ok": 3}   # the page's order: worst first
 _ZEROS = (0,) * len(COUNT_KEYS)
+_FAILED, _CHANGED = COUNT_KEYS.index("failed"), COUNT_KEYS.index("changed")
 _RAW_DECODE = json.JSONDecoder().raw_decode
 
 
@@ -35,22 +36,28 @@ class Run:
                  "outcome", "counts", "resources")
 
     def __init__(self, manifest_id: str, doc: Mapping[str, Any], end_ts: float, shared: Dict[Any, Any]):
+        get = doc.get
         manifest = doc["manifest"]
+        source, sha = manifest["source"], manifest.get("sha256") or ""
         self.manifest_id = manifest_id
-        self.source = shared.setdefault(manifest["source"], manifest["source"])
-        self.sha256 = shared.setdefault(str(manifest.get("sha256", "")), str(manifest.get("sha256", "")))
+        self.source = shared.setdefault(source, source)   # one text for every host's copy
+        self.sha256 = shared.setdefault(sha, sha) if type(sha) is str else ""
         self.start = doc["start"]
         self.end = doc["end"]
         self.end_ts = end_ts
-        self.duration = doc.get("duration", 0)
-        self.exit_code = doc.get("exit_code", 0)
-        self.noop = bool(doc.get("noop", False))
-        self.outcome = document.outcome(doc)
+        self.duration = get("duration", 0)
+        self.exit_code = get("exit_code", 0)
+        self.noop = get("noop") is True
         counts = tuple(map(doc["summary"].get, COUNT_KEYS, _ZEROS))
         self.counts = shared.setdefault(counts, counts)
-        resources = doc.get("resources")
-        self.resources: Tuple[Tuple[str, str, str], ...] = tuple(
-            (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources) if resources else ()
+        resources = get("resources")
+        if resources:
+            self.resources: Tuple[Tuple[str, str, str], ...] = tuple(
+                (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources)
+            self.outcome = document.outcome(doc)
+        else:   # document.outcome from the counts alone (most reports list nothing)
+            self.resources = ()
+            self.outcome = "failed" if counts[_FAILED] else "changed" if counts[_CHANGED] else "ok"
 
     def count(self, key: str) -> int:
         return self.counts[COUNT_KEYS.index(key)]
