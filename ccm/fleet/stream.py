@@ -14,8 +14,6 @@ Not: publishing (``ccm.fleet.publish``), presentation (``view``, ``html``, ``pro
 """
 from __future__ import annotations
 
-import asyncio
-import queue
 import threading
 
 from ccm.fleet import STREAM, STREAM_SUBJECTS, subjects
@@ -176,43 +174,19 @@ def read_host(conn: Any, instance: str, history: Optional[int] = None) -> HostRe
 
 def watch(conn: Any, stop: Optional[threading.Event] = None) -> Iterator[Tuple[str, Optional[Dict[str, Any]]]]:
     """(subject, document or None when malformed) of every report published from now on."""
-    events: "queue.Queue[Tuple[str, Optional[Dict[str, Any]]]]" = queue.Queue(1000)
-    stop = stop or threading.Event()
+    from ccm.registration.stream import follow
 
-    def put(item: Tuple[str, Optional[Dict[str, Any]]]) -> None:
-        while not stop.is_set():
-            try:
-                events.put(item, timeout=0.2)
-                return
-            except queue.Full:
-                continue
-
-    async def on_msg(msg: Any) -> None:
-        item = (msg.subject, decode(msg.data))
-        await asyncio.get_running_loop().run_in_executor(None, put, item)
-
-    async def op(js: Any) -> Any:
+    async def subscribe(js: Any, cb: Any) -> Any:
         import nats.js.api as api
         import nats.js.errors as je
 
         subject = subjects.all_filter()
         config = api.ConsumerConfig(filter_subjects=[subject], inactive_threshold=5.0)
         try:
-            return await js.subscribe(subject, stream=STREAM, ordered_consumer=True, cb=on_msg, config=config,
+            return await js.subscribe(subject, stream=STREAM, ordered_consumer=True, cb=cb, config=config,
                                       deliver_policy=api.DeliverPolicy.NEW, idle_heartbeat=2.0)
         except je.NotFoundError:
             raise NatsError(f"could not watch reports: stream {STREAM} not found") from None
 
-    sub = conn.jetstream(op, "could not watch reports", budget=READ_BUDGET)
-    try:
-        while not stop.is_set():
-            try:
-                yield events.get(timeout=0.2)
-            except queue.Empty:
-                continue
-    finally:
-        stop.set()
-        try:
-            conn.run(lambda nc: sub.unsubscribe(), 2.0)
-        except Exception:
-            pass
+    yield from follow(conn, subscribe, lambda msg: (msg.subject, decode(msg.data)), "could not watch reports", stop,
+                      size=1000, budget=READ_BUDGET)

@@ -206,11 +206,12 @@ class WatchEvent:
     reason: str = ""
 
 
-def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*", service: str = "*",
-          address: str = "*", stop: Optional[threading.Event] = None) -> Iterator[WatchEvent]:
-    """Current state, then every change, until ``stop`` is set (or the caller stops)."""
-    subject = filter_subject(cluster, protocol, service, address)
-    events: "queue.Queue[Any]" = queue.Queue(100)
+def follow(conn: Connection, subscribe: Callable[[Any, Any], Any], convert: Callable[[Any], Any], what: str,
+           stop: Optional[threading.Event] = None, *, size: int = 100, budget: Optional[float] = None) -> Iterator[Any]:
+    """``convert(msg)`` of every message of a subscription (``subscribe(js, cb)`` makes it on the
+    connection's loop) as it arrives, None results skipped, until ``stop`` is set or the caller stops.
+    ``ccm.fleet.stream.watch`` follows reports with it too."""
+    events: "queue.Queue[Any]" = queue.Queue(size)
     stop = stop or threading.Event()
 
     def put(item: Any) -> None:
@@ -222,24 +223,11 @@ def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*"
                 continue
 
     async def on_msg(msg: Any) -> None:
-        if _is_marker(msg):
-            item: Any = WatchEvent("remove", entry_from_subject(msg.subject), msg.headers.get(MARKER, ""))
-        else:
-            try:
-                item = WatchEvent("register", from_json(msg.data))
-            except ValueError:
-                return
-        await asyncio.get_running_loop().run_in_executor(None, put, item)
+        item = convert(msg)
+        if item is not None:
+            await asyncio.get_running_loop().run_in_executor(None, put, item)
 
-    async def op(js: Any) -> Any:
-        import nats.js.errors as je
-
-        try:
-            return await _ordered(js, stream, subject, cb=on_msg)
-        except je.NotFoundError:
-            raise NatsError(f"could not watch registrations: stream {stream} not found") from None
-
-    sub = conn.jetstream(op, "could not watch registrations")
+    sub = conn.jetstream(lambda js: subscribe(js, on_msg), what, budget=budget)
     try:
         while not stop.is_set():
             try:
@@ -253,3 +241,26 @@ def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*"
         except Exception:
             pass
 
+
+def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*", service: str = "*",
+          address: str = "*", stop: Optional[threading.Event] = None) -> Iterator[WatchEvent]:
+    """Current state, then every change, until ``stop`` is set (or the caller stops)."""
+    subject = filter_subject(cluster, protocol, service, address)
+
+    def convert(msg: Any) -> Optional[WatchEvent]:
+        if _is_marker(msg):
+            return WatchEvent("remove", entry_from_subject(msg.subject), msg.headers.get(MARKER, ""))
+        try:
+            return WatchEvent("register", from_json(msg.data))
+        except ValueError:
+            return None
+
+    async def subscribe(js: Any, cb: Any) -> Any:
+        import nats.js.errors as je
+
+        try:
+            return await _ordered(js, stream, subject, cb=cb)
+        except je.NotFoundError:
+            raise NatsError(f"could not watch registrations: stream {stream} not found") from None
+
+    yield from follow(conn, subscribe, convert, "could not watch registrations", stop)

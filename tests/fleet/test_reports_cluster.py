@@ -16,24 +16,16 @@ import time
 import pytest
 from fleetreports import make_env
 from loadgen import Fleet, hostname
-from natsfixture import Cluster, ccm, run_js
+from natsfixture import ccm, run_js
+import test_cluster_faults  # noqa: E402  (its 3-node cluster fixture, reused)
 
 from ccm.fleet import STREAM
 from ccm.fleet.subjects import instance_token
 
 pytestmark = pytest.mark.nats_cluster
+cluster = test_cluster_faults.cluster
 
 HOSTS = int(os.environ.get("CCM_REPORT_CLUSTER_HOSTS", "1000"))
-
-
-@pytest.fixture
-def cluster(tmp_path):
-    c = Cluster(str(tmp_path / "cluster"))
-    try:
-        c.start()
-        yield c
-    finally:
-        c.stop()
 
 
 def all_messages(urls):
