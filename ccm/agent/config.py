@@ -223,10 +223,9 @@ def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
         if reg not in REGISTRATION:
             raise _fail(path, "registration", f"invalid registration destination {reg!r} (expected nats or jetstream)")
         kw["registration"] = reg
-    if doc.get("report") is not None:
-        from ccm.fleet.config import parse_report
+    from ccm.fleet.config import parse_report   # pure and small: None unless the key is set
 
-        kw["report"] = parse_report(path, doc["report"])
+    kw["report"] = parse_report(path, doc.get("report"))
     cfg = AgentConfig(**kw)
     if not cfg.manifests and cfg.manifest_set is None:
         raise ConfigError(f"{path}: no manifests configured (set manifests or manifest_set)")

@@ -18,7 +18,7 @@ from ccm.fleet import KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Tuple
+    from typing import Any, Dict, Optional, Tuple
 
 
 class ReportConfig:
@@ -38,7 +38,10 @@ class ReportConfig:
 KEYS: Tuple[str, ...] = ("publisher", "labels")
 
 
-def parse_report(path: str, value: Any) -> ReportConfig:
+def parse_report(path: str, value: Any) -> Optional[ReportConfig]:
+    """The ``report:`` key's value checked (None when it is not set)."""
+    if value is None:
+        return None
     from ccm.agent.config import ConfigError
     from ccm.fleet.subjects import ReportInputError, check_labels
 
