@@ -154,29 +154,23 @@ def fleet_read(hosts: int, manifests: int, failing: int) -> None:
         undelivered = sum(1 for ds in fleet.deliveries.values() for d in ds if not d.delivered)
         print(f"R3 cluster: {hosts * manifests:,} reports from {hosts:,} hosts published in {took:.1f} s "
               f"({hosts * manifests / took:,.0f}/s), {undelivered} not delivered at once")
-        bare_times, bare_n = [], ""
-        for _ in range(3):
-            wall, _cpu, rss_bare, bare_n = measured([sys.executable, "-c", BARE, cluster.urls], env, work)
-            bare_times.append(wall)
-        ours, rss = [], 0
-        for _ in range(3):
-            wall, _cpu, peak, out = measured(base + ["report", "fleet", "--json"], env, work)
-            ours.append(wall)
-            rss = max(rss, peak)
         import json
 
-        summary = json.loads(out)["summary"]
-        failed = []
-        for _ in range(3):
-            wall, _cpu, peak, out = measured(base + ["report", "fleet", "--failed"], env, work)
-            failed.append(wall)
-            rss = max(rss, peak)
-        lines = len(out.splitlines()) - 2
-        b, o, f = statistics.median(bare_times), statistics.median(ours), statistics.median(failed)
-        print(f"  bare nats-py read of {bare_n.strip()} subjects: {b:.2f} s (peak RSS {rss_bare / 1024:.0f} MiB)")
-        print(f"  ccm report fleet --json: {o:.2f} s, {o / b:.2f}x the bare read (targets: < 2 s, < 3x); "
-              f"summary {summary}")
-        print(f"  ccm report fleet --failed: {f:.2f} s, {lines} hosts listed (target: < 1 s)")
+        rss, times, outs = 0, {}, {}
+        for name, argv in (("bare", [sys.executable, "-c", BARE, cluster.urls]),
+                           ("json", base + ["report", "fleet", "--json"]),
+                           ("failed", base + ["report", "fleet", "--failed"])):
+            runs = [measured(argv, env, work) for _ in range(3)]
+            times[name] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+            outs[name] = runs[-1][3]
+            if name != "bare":
+                rss = max([rss] + [r[2] for r in runs])
+        (bw, bc), (jw, jc), (fw, fc) = times["bare"], times["json"], times["failed"]
+        print(f"  bare nats-py read of {outs['bare'].strip()} subjects: wall {bw:.2f} s, cpu {bc:.2f} s")
+        print(f"  ccm report fleet --json: wall {jw:.2f} s ({jw / bw:.2f}x the bare read), cpu {jc:.2f} s "
+              f"({jc / bc:.2f}x) (targets: < 2 s, < 3x); summary {json.loads(outs['json'])['summary']}")
+        print(f"  ccm report fleet --failed: wall {fw:.2f} s, cpu {fc:.2f} s, {len(outs['failed'].splitlines()) - 2} "
+              "hosts listed (target: < 1 s)")
         print(f"  reader peak RSS: {rss / 1024:.0f} MiB (target: < 100 MiB)")
     finally:
         cluster.stop()
