@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 SCRATCH ?= $(CURDIR)/build/demo-root
 PYTEST_WORKERS ?= 2
 
-.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency test-crash doc-tools
+.PHONY: all venv pyz run test test-unit test-apt test-sysv test-hosts test-dnf test-systemd test-nats-cluster test-report-html test-agent bench clean lint typecheck test-reliability test-reliability-ci test-concurrency test-crash doc-tools
 
 all: pyz
 
@@ -80,9 +80,16 @@ test-concurrency: $(STAMP)
 	$(VPY) -m pytest -q -p no:xdist -m reliability tests/operator
 
 # A real 3-node JetStream cluster on loopback with a node SIGKILLed mid-run, plus
-# single-server faults; the pyz runs the applies on the distro python3 (about 2-3 minutes).
+# single-server faults, and fleet reports with the stream leader killed while 1,000 hosts
+# publish; the pyz runs the applies on the distro python3 (about 3-4 minutes).
 test-nats-cluster: pyz
-	$(VPY) -m pytest -q -p no:xdist -m nats_cluster tests/nats
+	$(VPY) -m pytest -q -p no:xdist -m nats_cluster tests/nats tests/fleet
+
+# The fleet report page (ccm report fleet --html) rendered by headless Chromium and read by
+# w3m (issue 28); installs Debian's chromium and w3m when missing (root). About 20 s.
+test-report-html: $(STAMP)
+	@$(call debs,chromium w3m,chromium w3m)
+	$(VPY) -m pytest -q -p no:xdist -m report_html tests/fleet
 
 # Minimal Debian roots (debootstrap, cached in build/hosts), needs root; prints the timings.
 test-hosts: pyz

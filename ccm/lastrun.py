@@ -38,6 +38,7 @@ class LastRun:
     summary: Optional[Any] = None          # ccm.model.events.SessionSummary
     failed: List[Dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    report_delivered: Optional[bool] = None   # --publish-report: whether this run's report reached the stream
 
     def finish(self, exit_code: int, *, summary: Any = None, events: Optional[List[Any]] = None,
                error: str = "") -> None:
@@ -51,16 +52,10 @@ class LastRun:
 
     def to_dict(self) -> Dict[str, Any]:
         from ccm import __version__
+        from ccm.report import summary_counts
 
         end = self.end if self.end is not None else time.time()
-        s = self.summary
-        counts: Dict[str, Any] = {}
-        if s is not None:
-            counts = {"total": s.total_resources, "stable": s.stable_resources, "changed": s.changed_resources,
-                      "failed": s.failed_resources, "skipped": s.skipped_resources,
-                      "refreshed": s.refreshed_count, "unmet_requirements": s.requirements_unmet_count,
-                      "health_checked": s.health_checked_count, "health_critical": s.health_check_critical_count,
-                      "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
+        counts = summary_counts(self.summary) if self.summary is not None else {}
         return {
             "format": FORMAT_VERSION,
             "version": __version__,
@@ -76,6 +71,7 @@ class LastRun:
             "error": self.error,
             "resources": counts,
             "failed_resources": self.failed,
+            **({} if self.report_delivered is None else {"report_delivered": self.report_delivered}),
         }
 
     def write(self, path: str) -> None:

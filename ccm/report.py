@@ -10,7 +10,7 @@ from ccm.model.events import SessionSummary, TransactionEvent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Tuple
+    from typing import Any, Callable, Dict, List, Tuple
 
 
 def _runtime(event: TransactionEvent) -> str:
@@ -187,6 +187,15 @@ def one_line(s: SessionSummary) -> str:
 
 
 # --- machine-readable report --------------------------------------------------------------
+
+def summary_counts(s: SessionSummary) -> Dict[str, int]:
+    """A run's counts under the names monitors read (``--last-run``, fleet reports)."""
+    return {"total": s.total_resources, "stable": s.stable_resources, "changed": s.changed_resources,
+            "failed": s.failed_resources, "skipped": s.skipped_resources,
+            "refreshed": s.refreshed_count, "unmet_requirements": s.requirements_unmet_count,
+            "health_checked": s.health_checked_count, "health_critical": s.health_check_critical_count,
+            "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
+
 
 def json_report(events: List[Any], summary: SessionSummary) -> dict:
     """One document for tools: every transaction event (wire shape) and the run summary.

@@ -227,6 +227,8 @@ STEADY_APPLY_NEVER_IMPORTS = (
     # plans of plain data decode without TextInt
     "ccm.data.hiera", "ccm.data.annotations", "ccm.data.merge", "math", "ccm.nats", "ccm.nats.functions",
     "ccm.model.textint",
+    # fleet reports (issue 28): nothing of them unless --publish-report is given
+    "ccm.fleet", "ccm.fleet.publish", "ccm.fleet.wire", "ccm.fleet.document", "ccm.fleet.queue",
 )
 
 

@@ -53,6 +53,7 @@ class Agent:
         self.metrics: Any = self._metrics()
         self.environ = {k: v for k, v in os.environ.items() if v}
         self._bridge: Any = None
+        self.reporter: Any = None   # ccm.fleet.publish.ReportPublisher when cfg.report is set
         self.root: Any = None      # the manager every worker's manager is a child of
         self.set_loader: Optional[SetLoader] = None
         if cfg.manifest_set is not None:
@@ -143,6 +144,11 @@ class Agent:
                 self.bridge().enable_registration(self.root, cfg.registration)
             except CCMError as exc:
                 self.log.error("Registration publishing disabled", error=str(exc))
+        if cfg.report is not None:
+            from ccm.fleet.publish import ReportPublisher
+
+            self.reporter = ReportPublisher(cfg.report.publisher, context=self.nats_context, labels=cfg.report.labels,
+                                            warn=lambda line: self.log.warn(line))
         for source in cfg.manifests:
             self.static[source] = Worker(self, source)
         with self.apply_lock:
@@ -175,6 +181,8 @@ class Agent:
             self.monitor.server_close()
         if self._bridge is not None:
             self._bridge.close()
+        if self.reporter is not None:
+            self.reporter.close()
         self.log.info("Runner stopped")
         return clean
 

@@ -22,7 +22,7 @@ MAX_CONFIG_BYTES = 1 << 20
 LOG_LEVELS = ("debug", "info", "warn", "error")
 REGISTRATION = ("nats", "jetstream")
 KEYS = ("interval", "health_check_interval", "manifests", "manifest_set", "external_data_url", "cache_dir",
-        "monitor_port", "monitor_address", "log_level", "nats_context", "registration")
+        "monitor_port", "monitor_address", "log_level", "nats_context", "registration", "report")
 SET_KEYS = ("source", "interval", "ref", "path")
 MANIFEST_SCHEMES = ("", "http", "https", "obj")
 SET_SCHEMES = ("", "file", "http", "https", "obj", "git+https", "git+http", "git+file", "git+ssh")
@@ -71,6 +71,7 @@ class AgentConfig:
     log_level: str = "info"
     nats_context: str = "CCM"
     registration: str = ""
+    report: Any = None         # ccm.fleet.config.ReportConfig: publish each run's report (issue 28)
     raw: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -222,6 +223,9 @@ def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
         if reg not in REGISTRATION:
             raise _fail(path, "registration", f"invalid registration destination {reg!r} (expected nats or jetstream)")
         kw["registration"] = reg
+    from ccm.fleet.config import parse_report   # pure and small: None unless the key is set
+
+    kw["report"] = parse_report(path, doc.get("report"))
     cfg = AgentConfig(**kw)
     if not cfg.manifests and cfg.manifest_set is None:
         raise ConfigError(f"{path}: no manifests configured (set manifests or manifest_set)")

@@ -71,6 +71,7 @@ class WorkerStatus:
     health: Optional[str] = None
     last_error: Optional[str] = None
     applies: int = 0
+    report: Optional[Dict[str, Any]] = None   # the last run's report: delivered, queued, dropped, error
     extra: Dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -79,7 +80,7 @@ class WorkerStatus:
                 "last_fetch": _time(self.last_fetch), "last_apply": _time(self.last_apply),
                 "outcome": self.outcome, "summary": self.summary, "applies": self.applies,
                 "last_health_check": _time(self.last_health_check), "health": self.health,
-                "last_error": self.last_error}
+                "last_error": self.last_error, **({"report": self.report} if self.report is not None else {})}
 
 
 def outcome_of(summary: Any) -> str:
@@ -266,6 +267,13 @@ class Worker:
             self.log.error("Could not execute manifest", error=f"{type(exc).__name__}: {exc}")
             self._record_error(f"{type(exc).__name__}: {exc}", health_check_only)
             return None
+        else:
+            if self.agent.reporter is not None and not health_check_only:   # before forget_run drops the records
+                from ccm.fleet.publish import RunContext, file_sha256
+
+                self.status.report = self.agent.reporter.finished(result, RunContext(
+                    self.source.shown, manifest_sha256=file_sha256(path), exit_code=1 if result.failed else 0,
+                    events=manager.session.transaction_events())).to_dict()
         finally:
             if not health_check_only:
                 self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.label)

@@ -82,6 +82,9 @@ def options() -> List[Option]:
                help="write a JSON record of this run (times, manifest, exit code, counts, failed resources), "
                     "atomically, whatever the outcome"),
         option("--publish-registrations", choices=("nats", "jetstream"), help="publish register_when_stable entries"),
+        option("--publish-report", choices=("nats", "jetstream"),
+               help="publish this run's report to the fleet (stream CCM_REPORTS, see ccm report); queued under "
+                    "the state directory when it cannot be delivered"),
         option("--wait-lock", metavar="DURATION", default="0s",
                help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
                     "exiting 3 at once"),
@@ -156,6 +159,7 @@ def run(argv: List[str]) -> int:
     rc: Optional[int] = None
     result: Any = None
     manager: Any = None
+    report = _report_setup(args)
     try:
         manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
                                 extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
@@ -193,7 +197,7 @@ def run(argv: List[str]) -> int:
             return EXIT_LOCKED
         try:
             with interrupt.guard():
-                rc, result = _apply(args, manager)
+                rc, result = _apply(args, manager, report[1] if report else None)
                 return rc
         finally:
             lock.release()
@@ -203,8 +207,57 @@ def run(argv: List[str]) -> int:
                     None, str(exc) or type(exc).__name__)
         raise
     finally:
+        _publish_report(report, rc, result, manager, record)
         if rc is not None:
             _finish(args, record, metrics, rc, result, "", manager)
+
+
+def _report_setup(args: Any) -> Any:
+    """``--publish-report``: the publisher and the run's context (nothing of the report code
+    is imported otherwise)."""
+    if not args.publish_report or args.render:
+        return None
+    from ccm.fleet.publish import ReportPublisher, RunContext
+
+    return (ReportPublisher(args.publish_report, context=args.context),
+            RunContext(redact_source(args.manifest), noop=args.noop, labels=report_labels(args.fact)))
+
+
+def redact_source(source: str) -> str:
+    """The manifest as a report names it (and its subject's manifest id is made from): a
+    local path made absolute, a URL with its credentials redacted."""
+    if "://" not in source:
+        return os.path.abspath(source)
+    from ccm.redact import redact_url
+
+    return redact_url(source)
+
+
+def report_labels(facts: List[str]) -> Any:
+    """Every ``--fact K=V`` of the command line, as the report's labels."""
+    if not facts:
+        return {}
+    from ccm.cli.common import parse_map
+
+    return parse_map(facts)
+
+
+def _publish_report(report: Any, rc: Optional[int], result: Any, manager: Any, record: Any) -> None:
+    """The finished run's report (nested applies folded in), its delivery noted in the
+    ``--last-run`` record; never raises, never changes ``rc``."""
+    if report is None:
+        return
+    publisher, context = report
+    try:
+        if rc is None or result is None:   # rejected, or another run holds the lock: no run to report
+            return
+        context.exit_code = rc
+        context.events = manager.session.transaction_events()
+        delivered = publisher.finished(result, context).delivered
+        if record is not None:
+            record.report_delivered = delivered
+    finally:
+        publisher.close()
 
 
 def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
@@ -237,12 +290,16 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
         sys.stderr.write(f"ccm: error: {problem}\n")
 
 
-def _apply(args: Any, manager: Any) -> "tuple[int, Any]":
+def _apply(args: Any, manager: Any, report: Any = None) -> "tuple[int, Any]":
     from ccm import interrupt, log
 
     quiet = log.quiet()
     manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
     try:
+        if report is not None:   # while a bundle's manifest file still exists
+            from ccm.fleet.publish import file_sha256
+
+            report.manifest_sha256 = file_sha256(manifest.path)
         if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)

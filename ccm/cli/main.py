@@ -23,6 +23,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "hiera": ("ccm.cli.hiera_cmd", "Resolve hierarchical data"),
     "session": ("ccm.cli.session_cmd", "Manage shell-script sessions"),
     "registration": ("ccm.cli.registration_cmd", "Service registration over NATS"),
+    "report": ("ccm.cli.report_cmd", "Fleet reports over NATS JetStream"),
     "agent": ("ccm.cli.agent_cmd", "Run the agent: apply manifests continuously"),
     "doc": ("ccm.cli.doc_cmd", "Offline reference: resource types, template functions, Hiera"),
     "kv": ("ccm.cli.kv_cmd", "Put, get and remove JetStream key-value entries"),

@@ -18,12 +18,15 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import stat
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ccm.lazyre import LazyPattern
+from ccm.model.value import FrozenValueObject
 from ccm.nats import NatsError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
 MAX_CONTEXT_BYTES = 1 << 20
@@ -33,31 +36,47 @@ _STRING_KEYS = ("url", "user", "password", "creds", "nkey", "token", "cert", "ke
                 "name", "description", "color_scheme", "user_jwt", "nsc", "windows_cert_store",
                 "windows_cert_match", "windows_cert_match_by", "windows_ca_certs_match")
 _UNSUPPORTED = ("windows_cert_store", "windows_cert_match", "windows_ca_certs_match")
-_ENV = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+_USERINFO = LazyPattern(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
+_ENV = LazyPattern(r"\$(\w+)|\$\{(\w+)\}")   # compiled when a creds path is expanded
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 MAX_LINKS = 40
 
 
-@dataclass(frozen=True)
-class NatsContext:
+class NatsContext(FrozenValueObject):
+    """A context's connection settings (a plain value class: a report published from a
+    cron run loads a context without dataclasses' import and class building, issue 28)."""
+
+    __slots__ = ("name", "path", "servers", "user", "password", "token", "creds", "nkey", "cert", "key", "ca",
+                 "tls_first", "inbox_prefix", "jetstream_domain", "jetstream_api_prefix", "socks_proxy")
+    _value_fields = __slots__
+    _repr_fields = tuple(f for f in __slots__ if f not in ("password", "token"))
     name: str                 # as given (a name or an absolute path)
     path: str
-    servers: List[str] = field(default_factory=lambda: [DEFAULT_URL])
-    user: str = ""
-    password: str = field(default="", repr=False)
-    token: str = field(default="", repr=False)
-    creds: str = ""
-    nkey: str = ""
-    cert: str = ""
-    key: str = ""
-    ca: str = ""
-    tls_first: bool = False
-    inbox_prefix: str = ""
-    jetstream_domain: str = ""
-    jetstream_api_prefix: str = ""
-    socks_proxy: str = ""
+    servers: List[str]
+    user: str
+    password: str
+    token: str
+    creds: str
+    nkey: str
+    cert: str
+    key: str
+    ca: str
+    tls_first: bool
+    inbox_prefix: str
+    jetstream_domain: str
+    jetstream_api_prefix: str
+    socks_proxy: str
+
+    def __init__(self, name: str, path: str, servers: Optional[List[str]] = None, user: str = "",
+                 password: str = "", token: str = "", creds: str = "", nkey: str = "", cert: str = "", key: str = "",
+                 ca: str = "", tls_first: bool = False, inbox_prefix: str = "", jetstream_domain: str = "",
+                 jetstream_api_prefix: str = "", socks_proxy: str = "") -> None:
+        values = (name, path, [DEFAULT_URL] if servers is None else servers, user, password, token, creds, nkey,
+                  cert, key, ca, tls_first, inbox_prefix, jetstream_domain, jetstream_api_prefix, socks_proxy)
+        for field_name, value in zip(self.__slots__, values):
+            object.__setattr__(self, field_name, value)
 
     @property
     def api_prefix(self) -> str:
@@ -78,7 +97,7 @@ class NatsContext:
 
 def redact_url(url: str) -> str:
     """``nats://user:pass@host:4222`` -> ``nats://REDACTED@host:4222``."""
-    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@", r"\1REDACTED@", url.strip())
+    return _USERINFO.sub(r"\1REDACTED@", url.strip())
 
 
 def config_dir(environ: Mapping[str, str]) -> str:

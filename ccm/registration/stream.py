@@ -11,7 +11,7 @@ import asyncio
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 from ccm.model.durations import parse_duration
 from ccm.nats import NatsError
@@ -88,11 +88,20 @@ def _ack_tokens(reply: str) -> "tuple[int, int]":
 
 
 async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[bytes]:
-    """The last message body of every subject matching ``subject``, markers dropped.
+    """The last message body of every subject matching ``subject``, markers dropped."""
+    bodies: List[bytes] = []
+    await read_subjects(js, stream, subject, lambda msg: bodies.append(msg.data))
+    return bodies
 
-    An ephemeral push consumer (last-per-subject, no acks, flow control, in memory, R1)
-    whose deliveries a callback collects until the server reports nothing pending; gaps
-    in the consumer sequence abort the read so the caller retries (ordered semantics).
+
+async def read_subjects(js: Any, stream: str, subject: str, collect: Callable[[Any], None], *,
+                        deliver_policy: Any = None, what: str = "could not query registrations") -> None:
+    """Hand ``collect(msg)`` every stored message matching ``subject`` (default:
+    the last of each subject), markers dropped, until the server reports nothing pending.
+
+    An ephemeral push consumer (no acks, flow control, in memory, R1) whose deliveries a
+    callback collects; gaps in the consumer sequence abort the read so the caller retries
+    (ordered semantics). ``ccm.fleet.stream`` reads fleet reports with it too.
     """
     import nats.js.api as api
     import nats.js.errors as je
@@ -100,7 +109,6 @@ async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[byt
     nc = js._nc
     loop = asyncio.get_running_loop()
     done: "asyncio.Future[None]" = loop.create_future()
-    bodies: List[bytes] = []
     state = {"seq": 0}
 
     async def on_msg(msg: Any) -> None:
@@ -120,25 +128,25 @@ async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[byt
             return
         state["seq"] = cseq
         if not (headers and headers.get(MARKER)):
-            bodies.append(msg.data)
+            collect(msg)
         if pending == 0:
             done.set_result(None)
 
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox, cb=on_msg, pending_msgs_limit=1 << 20, pending_bytes_limit=256 << 20)
     config = api.ConsumerConfig(deliver_subject=inbox, filter_subject=subject,
-                                deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT, ack_policy=api.AckPolicy.NONE,
-                                max_deliver=1, flow_control=True, idle_heartbeat=2.0, mem_storage=True,
-                                num_replicas=1, inactive_threshold=5.0)
+                                deliver_policy=deliver_policy or api.DeliverPolicy.LAST_PER_SUBJECT,
+                                ack_policy=api.AckPolicy.NONE, max_deliver=1, flow_control=True, idle_heartbeat=2.0,
+                                mem_storage=True, num_replicas=1, inactive_threshold=5.0)
     consumer = ""
     try:
         try:
             info = await js._jsm.add_consumer(stream, config=config)
         except je.NotFoundError:
-            raise NatsError(f"could not query registrations: stream {stream} not found") from None
+            raise NatsError(f"{what}: stream {stream} not found") from None
         consumer = info.name
         if info.num_pending == 0 and not (info.delivered and info.delivered.consumer_seq) and not done.done():
-            return bodies
+            return
         idle = 0
         while not done.done():
             seen = state["seq"]
@@ -148,7 +156,6 @@ async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[byt
                 if idle >= 1:
                     raise asyncio.TimeoutError()
         done.result()
-        return bodies
     finally:
         await sub.unsubscribe()
         if consumer:
@@ -221,11 +228,12 @@ class WatchEvent:
     reason: str = ""
 
 
-def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*", service: str = "*",
-          address: str = "*", stop: Optional[threading.Event] = None) -> Iterator[WatchEvent]:
-    """Current state, then every change, until ``stop`` is set (or the caller stops)."""
-    subject = filter_subject(cluster, protocol, service, address)
-    events: "queue.Queue[Any]" = queue.Queue(100)
+def follow(conn: Connection, subscribe: Callable[[Any, Any], Any], convert: Callable[[Any], Any], what: str,
+           stop: Optional[threading.Event] = None, *, size: int = 100, budget: Optional[float] = None) -> Iterator[Any]:
+    """``convert(msg)`` of every message of a subscription (``subscribe(js, cb)`` makes it on the
+    connection's loop) as it arrives, None results skipped, until ``stop`` is set or the caller stops.
+    ``ccm.fleet.stream.watch`` follows reports with it too."""
+    events: "queue.Queue[Any]" = queue.Queue(size)
     stop = stop or threading.Event()
 
     def put(item: Any) -> None:
@@ -237,24 +245,11 @@ def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*"
                 continue
 
     async def on_msg(msg: Any) -> None:
-        if _is_marker(msg):
-            item: Any = WatchEvent("remove", entry_from_subject(msg.subject), msg.headers.get(MARKER, ""))
-        else:
-            try:
-                item = WatchEvent("register", from_json(msg.data))
-            except ValueError:
-                return
-        await asyncio.get_running_loop().run_in_executor(None, put, item)
+        item = convert(msg)
+        if item is not None:
+            await asyncio.get_running_loop().run_in_executor(None, put, item)
 
-    async def op(js: Any) -> Any:
-        import nats.js.errors as je
-
-        try:
-            return await _ordered(js, stream, subject, cb=on_msg)
-        except je.NotFoundError:
-            raise NatsError(f"could not watch registrations: stream {stream} not found") from None
-
-    sub = conn.jetstream(op, "could not watch registrations")
+    sub = conn.jetstream(lambda js: subscribe(js, on_msg), what, budget=budget)
     try:
         while not stop.is_set():
             try:
@@ -268,3 +263,26 @@ def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*"
         except Exception:
             pass
 
+
+def watch(conn: Connection, stream: str, cluster: str = "*", protocol: str = "*", service: str = "*",
+          address: str = "*", stop: Optional[threading.Event] = None) -> Iterator[WatchEvent]:
+    """Current state, then every change, until ``stop`` is set (or the caller stops)."""
+    subject = filter_subject(cluster, protocol, service, address)
+
+    def convert(msg: Any) -> Optional[WatchEvent]:
+        if _is_marker(msg):
+            return WatchEvent("remove", entry_from_subject(msg.subject), msg.headers.get(MARKER, ""))
+        try:
+            return WatchEvent("register", from_json(msg.data))
+        except ValueError:
+            return None
+
+    async def subscribe(js: Any, cb: Any) -> Any:
+        import nats.js.errors as je
+
+        try:
+            return await _ordered(js, stream, subject, cb=cb)
+        except je.NotFoundError:
+            raise NatsError(f"could not watch registrations: stream {stream} not found") from None
+
+    yield from follow(conn, subscribe, convert, "could not watch registrations", stop)
