@@ -19,7 +19,7 @@ import time
 import pytest
 
 from ccm import fsafe
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
 from ccm.resources.file.posix import PosixFileProvider
@@ -45,7 +45,7 @@ def run_manifest(tmp_path, *resources, fail_on_error=False, name="m.yaml"):
     path = tmp_path / name
     path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
     m = make_manager()
-    result = execute(m, load_manifest(str(path), m))
+    result = m.execute(load_manifest(str(path), m))
     return m, result
 
 
@@ -151,8 +151,9 @@ def test_a_directory_resource_after_a_staged_file_below_it(tmp_path):
 def _staged_batch(tmp_path, n, limit=64):
     """A RunBatch holding n staged writes (events as the flow leaves them) over old files."""
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), limit)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), limit)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     for i in range(n):
         path = str(tmp_path / f"f{i}")
         with open(path, "w") as fh:
@@ -170,8 +171,8 @@ def test_staged_status_is_what_the_rename_publishes(tmp_path):
     path = str(tmp_path / "f0")
     staged = provider.status(path)
     assert open(path).read() == "old 0", "the target is untouched until the flush"
-    batch.flush(False)
-    provider.use_write_batch(None)
+    batch.commit(False)
+    provider.use_write_sink(fsafe.DIRECT)
     assert provider.status(path).extra == staged.extra
     assert open(path).read() == "new 0" and temps(tmp_path) == []
 
@@ -184,7 +185,7 @@ def test_a_failed_rename_fails_its_resource_and_fail_on_error_drops_the_rest(tmp
         os.unlink(str(work / "f5"))
         os.mkdir(str(work / "f5"))   # renaming a file over a directory fails
         (work / "f5" / "keep").write_text("")
-        settled = batch.flush(fail_on_error)
+        settled = batch.commit(fail_on_error)
         failed = [h.props.name for h in settled if h.event.failed]
         assert failed == [str(work / "f5")]
         assert "cannot write" in settled[5].event.errors[0] and not settled[5].event.changed
@@ -206,8 +207,9 @@ def test_discard_removes_the_temp_files_and_keeps_the_old_content(tmp_path):
 
 def test_a_full_batch_ends_at_its_limit(tmp_path):
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 4)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 4)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     held = []
     for i in range(4):
         path = str(tmp_path / f"f{i}")
@@ -215,7 +217,7 @@ def test_a_full_batch_ends_at_its_limit(tmp_path):
         props = type("P", (), {"name": path, "type_name": "file", "alias": ""})()
         held.append(batch.hold(TransactionEvent(type="file", name=path), props, False))
     assert held == [True, True, True, False]
-    assert len(batch.flush(False)) == 4 and len(batch.fs) == 0
+    assert len(batch.commit(False)) == 4 and len(batch.fs) == 0
 
 
 def test_depended_on_resources_end_the_batch(tmp_path):
@@ -224,13 +226,16 @@ def test_depended_on_resources_end_the_batch(tmp_path):
                     + exec_res("x", "/bin/true", f'            subscribe: ["file#{tmp_path / "a"}"]\n'))
     m = make_manager()
     manifest = load_manifest(str(path), m)
-    batch = RunBatch.for_run(m, manifest, False)
+    batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert batch is not None
     provider = PosixFileProvider()
-    provider.use_write_batch(batch.fs)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     a, b, x = manifest.resources
     assert batch.admits(a) and batch.admits(b) and not batch.admits(x)
+    assert batch.admit(a)
     provider.store(a.props.name, content=b"a", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert len(batch.fs) == 1, "staged, not written"
     assert not batch.hold(TransactionEvent(type="file", name=a.props.name), a.props, False)
     batch.discard()
 
@@ -240,9 +245,9 @@ def test_no_batch_in_noop_or_health_check_only_runs(tmp_path):
     path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a"))
     for noop, hc in ((True, False), (False, True)):
         m = make_manager(noop=noop)
-        assert RunBatch.for_run(m, load_manifest(str(path), m), hc) is None
+        assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=noop, health_check_only=hc) is None
     m = make_manager()
-    assert RunBatch.for_run(m, load_manifest(str(path), m), False) is not None
+    assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=False, health_check_only=False) is not None
 
 
 def test_conflicting_paths():
@@ -295,7 +300,7 @@ def test_syncfs_pass_for_many_files(tmp_path):
     _, batch = _staged_batch(tmp_path, fsafe._SYNCFS_MIN + 4)
     batch.fs.sync()
     assert all(w.synced and w.error is None for w in batch.fs.writes)
-    batch.flush(False)
+    batch.commit(False)
     assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
 
 
@@ -304,12 +309,13 @@ def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tm
     victim.write_text("keep")
     os.symlink(str(victim), str(tmp_path / "f0"))
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 8)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     provider.store(str(tmp_path / "f0"), content=b"new", source=None, owner=ME, group=MYGROUP, mode=0o600)
     props = type("P", (), {"name": str(tmp_path / "f0"), "type_name": "file", "alias": ""})()
     batch.hold(TransactionEvent(type="file", name=props.name), props, False)
-    batch.flush(False)
+    batch.commit(False)
     assert not os.path.islink(str(tmp_path / "f0")) and (tmp_path / "f0").read_text() == "new"
     assert victim.read_text() == "keep"
 
@@ -324,8 +330,9 @@ def test_staging_refuses_a_parent_reached_through_another_users_symlink(tmp_path
     os.symlink(str(real), str(link))
     os.lchown(str(link), 65534, 65534)
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 8)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     with pytest.raises(ProviderError, match="refusing to follow symlink"):
         provider.store(str(link / "f"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
     assert os.listdir(str(real)) == [] and len(batch.fs) == 0
@@ -343,7 +350,7 @@ def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
         file_res(tmp_path / f"f{i}", "x", extra) for i, extra in enumerate(extras)))
     m = make_manager()
     manifest = load_manifest(str(path), m)
-    batch = RunBatch.for_run(m, manifest, False)
+    batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
 
 
@@ -361,15 +368,14 @@ def test_each_unbatched_property_keeps_a_resource_out_only_when_it_is_not_empty(
                   "health_checks": [{"command": "/bin/true"}],
                   "register_when_stable": [{"cluster": "c", "service": "s"}]}
     empty_values = {"require": [], "subscribe": [], "control": {}, "health_checks": [], "register_when_stable": []}
-    assert set(set_values) == set(empty_values) == _UNBATCHED
+    assert set(set_values) == set(empty_values) == set(_UNBATCHED)
 
     def entry(**extra):
         values = {"name": str(tmp_path / "f"), "ensure": "present", "content": "x", **extra}
         return SimpleNamespace(props=Properties("file", values, fields))
 
     plain = entry()
-    manifest = SimpleNamespace(resources=[plain], template_free=template_free)
-    batch = RunBatch(manifest, str(tmp_path))
+    batch = RunBatch([plain], str(tmp_path), template_free=template_free)
     assert batch.admits(plain)
     for key in sorted(_UNBATCHED):
         assert not batch.admits(entry(**{key: set_values[key]})), key
@@ -396,15 +402,16 @@ def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
     m = make_manager()
     manifest = load_manifest(str(path), m)
     assert manifest.template_free
-    fast = RunBatch.for_run(m, manifest, False)
+    fast = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     manifest.template_free = False
-    full = RunBatch.for_run(m, manifest, False)
+    full = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert fast is not None and full is not None and fast._template_free and not full._template_free
     expected = [True, True, False, False, True, True, False, False]
     assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources] == expected
     for batch in (fast, full):   # a staged write under d: d/x conflicts now
         provider = PosixFileProvider()
-        provider.use_write_batch(batch.fs)
+        provider.use_write_sink(batch)
+        batch._staging = True   # as admit() leaves it for an admitted resource
         (tmp_path / "d").mkdir(exist_ok=True)
         provider.store(str(tmp_path / "d" / "x"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
     assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources]

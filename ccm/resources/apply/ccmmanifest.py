@@ -16,7 +16,7 @@ import os
 from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ResourceError
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties, ResourceContext
 from ccm.resources.apply.logic import DEPTH_ERROR, MAX_DEPTH, ChildResult
 
@@ -57,7 +57,7 @@ class ManifestProvider:
         return outcome
 
 
-class ManifestFactory:
+class ManifestFactory(ProviderFactory):
     type_name = "apply"
     name = "ccmmanifest"
     manageable_is_constant = True   # is_manageable: always (True, 1)
