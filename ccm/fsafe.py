@@ -519,6 +519,7 @@ class DirectWrites:
     nothing to commit. The reference the batching sink (``ccm.apply.batch``) is held to."""
 
     __slots__ = ()
+    pending: Tuple[()] = ()
 
     def stage(self, path: str, *, mode: int, uid: Optional[int] = None,
               gid: Optional[int] = None) -> ContextManager[IO[bytes]]:

@@ -49,7 +49,7 @@ log = internal("ccm.apply")
 # them; smaller batches also keep the window in which a crash leaves all files old short.
 DEFAULT_LIMIT = 64
 
-# properties whose (non-empty) value keeps a resource out of a batch: ``admits`` tests each
+# properties whose (non-empty) value keeps a resource out of a batch: ``admit`` tests each
 # with ``in`` (values holds only the keys that are set; a frozenset.isdisjoint(values)
 # iterates the whole dict, several times the cost, once per resource)
 _UNBATCHED = ("health_checks", "control", "require", "subscribe", "register_when_stable")
@@ -119,14 +119,35 @@ class RunBatch:
     # --- what the engine sees (ccm.model.run.RunSink) -----------------------------------
 
     def admit(self, entry: Any) -> bool:
-        """Whether ``entry`` may run while the held events wait: it stages into the batch,
-        or nothing is held (then its writes go to disk at once)."""
-        self._staging = admitted = self.admits(entry)
-        return admitted or not self.pending
+        """The batch decision: whether ``entry`` may stage its write while the held events
+        wait (then its writes are staged); False: the engine commits first, and its writes
+        go to disk at once."""
+        props: Properties = entry.props
+        values = props.values
+        self._staging = False
+        if props.type_name != "file" or values.get("ensure") != "present":
+            return False
+        for key in _UNBATCHED:   # a refused publish fails the event after the write
+            if key in values and values[key]:
+                return False
+        name = values.get("name")
+        source = values.get("source")
+        if self._template_free and not source and type(name) is str:   # a steady run's resources
+            content = values.get("content")
+            admitted = (content is None or type(content) is str) and not (self.fs.writes and self.fs.conflicts(name))
+        else:
+            admitted = self._admits_any(name, values.get("content"), source)
+        self._staging = admitted
+        return admitted
 
     def take(self, event: TransactionEvent, props: Properties, interrupted: bool) -> Optional[Sequence[Held]]:
-        """None: nothing is held, settle ``event`` now; else the events to settle now."""
-        if self.passes():
+        """None: nothing is held and the resource just run staged nothing (every resource
+        of a steady run), settle ``event`` now, which is all a commit of it alone would do;
+        else the events to settle now (none while the batch may hold them)."""
+        fs = self.fs
+        if not self.pending and not fs.writes:
+            if fs.has_open_dirs:   # a stage that failed after opening its directory
+                fs.close()
             return None
         if self.hold(event, props, interrupted):
             return ()
@@ -149,24 +170,8 @@ class RunBatch:
         self._depended = depended
         return depended
 
-    def admits(self, entry: Any) -> bool:
-        """Whether ``entry`` may stage its write while the held events wait."""
-        props: Properties = entry.props
-        values = props.values
-        if props.type_name != "file" or values.get("ensure") != "present":
-            return False
-        for key in _UNBATCHED:   # a refused publish fails the event after the write
-            if key in values and values[key]:
-                return False
-        name = values.get("name")
-        source = values.get("source")
-        if self._template_free and not source and type(name) is str:   # a steady run's resources
-            content = values.get("content")
-            return (content is None or type(content) is str) and not (self.fs.writes and self.fs.conflicts(name))
-        return self._admits_any(name, values.get("content"), source)
-
     def _admits_any(self, name: Any, content: Any, source: Any) -> bool:
-        """``admits`` for a resource that may hold templates or a source."""
+        """``admit`` for a resource that may hold templates or a source."""
         # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
@@ -185,17 +190,6 @@ class RunBatch:
             return True
         t = props.type_name
         return f"{t}#{props.name}" in depended or bool(props.alias and f"{t}#{props.alias}" in depended)
-
-    def passes(self) -> bool:
-        """True when nothing is held and the resource just run staged nothing: the engine
-        settles its event at once, which is all a commit of it alone would do (a steady
-        run's resources take this path)."""
-        fs = self.fs
-        if self.pending or fs.writes:
-            return False
-        if fs.has_open_dirs:   # a stage that failed after opening its directory
-            fs.close()
-        return True
 
     def hold(self, event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
         """Take the event of the resource just run; True when it may stay held (it staged

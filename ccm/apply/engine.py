@@ -188,7 +188,7 @@ def _run_resources(manager: RunManager, manifest: Manifest, run: Run, result: Ex
         if interrupt.signal_received is not None:   # no later resource starts
             result.interrupted = True
             break
-        if not sink.admit(entry) and settle_all(sink.commit()):   # what the sink holds settles first
+        if not sink.admit(entry) and sink.pending and settle_all(sink.commit()):   # held events settle first
             break
         props = entry.props if template_free else entry.props.copy()   # rendering replaces values
         event = flow(entry.spec, props)

@@ -117,9 +117,14 @@ class RunSink(WriteSink, Protocol):
     A sink that batches nothing admits everything, holds nothing and commits nothing.
     """
 
+    @property
+    def pending(self) -> Sequence[Settled]:
+        """The events held now, in order (empty: nothing to commit)."""
+        ...
+
     def admit(self, entry: Any) -> bool:
-        """Whether the resource of ``entry`` may run now; False: the engine first settles
-        what ``commit()`` hands back (held events must not wait past it)."""
+        """Whether the resource of ``entry`` may run while the held events wait; False:
+        the engine first settles what ``commit()`` hands back (when something is held)."""
         ...
 
     def take(self, event: TransactionEvent, props: Properties, interrupted: bool) -> Optional[Sequence[Settled]]:

@@ -219,13 +219,30 @@ class RunFlow:
             if key in values:
                 gated = True
                 break
-        if (gated or not self.template_free) and not self._passes_gates(props, event, gated):
-            return
+        if gated or not self.template_free:
+            if (not self.template_free or "control" in values) and not self._passes_gates(props, event, gated):
+                return
+            requires = values.get("require") if gated else None   # after _passes_gates: it renders in place
+            if requires:
+                unmet = self._failed_refs(requires)
+                if unmet:
+                    event.skipped = True
+                    event.unmet_requirements = unmet
+                    return
 
         logic = spec.new_logic()
         # Nested manifests run their child in health-check-only mode instead of skipping it.
         if not self.health_check_only or logic.runs_in_health_check_only:
-            self._converge(logic, props, provider, event, ctx, factory.name)
+            metrics = self._metrics
+            apply_started = time.monotonic() if metrics is not None else 0.0
+            try:
+                _apply(self.manager, logic, props, provider, event, ctx, self._run.noop)
+            except CCMError as exc:
+                _not_applied(self.manager, props, event, exc, self._run.noop)
+            finally:
+                if metrics is not None:
+                    metrics.observe("resource_apply", time.monotonic() - apply_started,
+                                    type=props.type_name, provider=factory.name, name=props.alias or props.name)
 
         checks = values.get("health_checks") if gated else None
         if checks:
@@ -236,52 +253,18 @@ class RunFlow:
             for err in errors:
                 event.fail(err)
 
-    def _converge(self, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
-               ctx: ResourceContext, provider_name: str) -> None:
-        """Status, plan, act and verify (``_apply``), timed when metrics are on; a failure
-        fails the event, or in noop says what an earlier resource would change first."""
-        metrics = self._metrics
-        apply_started = time.monotonic() if metrics is not None else 0.0
-        noop = self._run.noop
-        try:
-            _apply(self.manager, logic, props, provider, event, ctx, noop)
-        except CCMError as exc:
-            event.status = None
-            event.final_ensure = ""
-            pending = _pending_requirements(self.manager, props) if noop else []
-            if pending:
-                # noop: what it cannot see yet, an earlier resource would change first
-                event.noop = event.changed = True
-                event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
-                log.debug("noop status unavailable before its requirements change",
-                          extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
-            else:
-                event.fail(str(exc))
-        finally:
-            if metrics is not None:
-                metrics.observe("resource_apply", time.monotonic() - apply_started,
-                                type=props.type_name, provider=provider_name, name=props.alias or props.name)
-
     def _passes_gates(self, props: Properties, event: TransactionEvent, gated: bool) -> bool:
-        """``control``, the deferred templates and the ``require`` gate: False when the
-        resource is skipped (``event`` says so)."""
+        """``control`` and the deferred templates, before the ``require`` gate: False when
+        ``control`` skips the resource (``event`` says so)."""
         values = props.values
-        if not self.template_free or "control" in values:
-            env: Any = None   # the template environment, made only if a template or expression reads it
-            if gated and values.get("control"):
-                env = self.manager.lazy_template_environment()
-                if not _control_allows(props, env):
-                    event.skipped = True
-                    return False
-            if not self.template_free:   # render_phase calls the function only for a template
-                P.render_phase(props, self.manager.lazy_template_environment if env is None else env, DEFERRED)
-        requires = values.get("require") if gated else None   # after rendering: it renders in place
-        if requires:
-            unmet = self._failed_refs(requires)
-            if unmet:
+        env: Any = None   # the template environment, made only if a template or expression reads it
+        if gated and values.get("control"):
+            env = self.manager.lazy_template_environment()
+            if not _control_allows(props, env):
                 event.skipped = True
-                event.unmet_requirements = unmet
                 return False
+        if not self.template_free:   # render_phase calls the function only for a template
+            P.render_phase(props, self.manager.lazy_template_environment if env is None else env, DEFERRED)
         return True
 
 
@@ -299,6 +282,21 @@ def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optio
     _factory, chosen = select_provider(manager, run, props)
     state: ResourceState = spec.new_logic().status(chosen, props, context(manager, run))
     return state
+
+
+def _not_applied(manager: RunManager, props: Properties, event: TransactionEvent, exc: CCMError, noop: bool) -> None:
+    """A failure of status, plan, act or verify: the event fails, or in noop says what an
+    earlier resource of the run would change first (and so what it cannot see yet)."""
+    event.status = None
+    event.final_ensure = ""
+    pending = _pending_requirements(manager, props) if noop else []
+    if pending:
+        event.noop = event.changed = True
+        event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
+        log.debug("noop status unavailable before its requirements change",
+                  extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
+    else:
+        event.fail(str(exc))
 
 
 def run(manager: RunManager, spec: "TypeSpec", props: Properties, run: Run) -> TransactionEvent:

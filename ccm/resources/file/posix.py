@@ -66,17 +66,18 @@ class PosixFileProvider:
 
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
-        self._sink: WriteSink = fsafe.DIRECT
+        self.use_write_sink(fsafe.DIRECT)
 
     def use_write_sink(self, sink: WriteSink) -> None:   # ccm.model.provider.StagingWrites
         self._sink = sink
+        self._staged = sink.staged   # bound once: every status asks
 
     def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState:
         """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
         and their sha256, when known (a file equal to the bytes is compared, not hashed),
         or the desired sha256 alone. The state keeps its raw facts (``observed``) and makes
         its metadata when first read."""
-        staged = self._sink.staged(path)   # None: nothing held (every file of a steady run)
+        staged = self._staged(path)   # None: nothing held (every file of a steady run)
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
