@@ -24,6 +24,7 @@ from ccm.apply import load_manifest
 from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
 from ccm.resources.file.posix import PosixFileProvider
+from tests.engine.test_steady_equivalence import _normal   # an event's wire dict without ids and times
 from tests.kit_extra import make_manager, output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -55,17 +56,6 @@ def temps(directory):
 
 
 BAD_OWNER = "            owner: ccm-no-such-user\n"
-
-
-def _wire(work, event):
-    """An event's wire dict without ids, times and durations, paths relative to ``work``."""
-    d = event.to_dict()
-    for key in ("event_id", "timestamp", "duration"):
-        d.pop(key)
-    if d.get("status"):
-        d["status"].pop("timestamp")
-        d["status"].get("metadata", {}).pop("mtime", None)
-    return repr(d).replace(str(work), "W")
 
 
 def _tree(root):
@@ -120,7 +110,7 @@ def test_batched_runs_equal_the_direct_sink(tmp_path, monkeypatch, fail_on_error
             result = m.execute(load_manifest(str(path), m))
             text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
             summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-            outcomes.append(([_wire(work, e) for e in result.events], summary, text, result.terminated,
+            outcomes.append(([_normal(work, e) for e in result.events], summary, text, result.terminated,
                              _tree(work / "d")))
         runs[setting] = outcomes
         commits[setting] = list(syncs)
