@@ -418,8 +418,8 @@ class Manager:
         except CCMError as exc:
             return ChildRun(load_error=str(exc))
         try:
-            run = start_run(kid, manifest, log=log, noop=noop,
-                            health_check_only=health_check_only, parent=parent, path=path)
+            run = start_run(kid, manifest, log=log, noop=noop, health_check_only=health_check_only, parent=parent,
+                            path=path)
             result = execute(kid, manifest, run)
         except CCMError as exc:
             return ChildRun(resource_count=len(manifest.resources), run_error=str(exc))
@@ -446,9 +446,3 @@ def begin_run() -> None:
 def build(**kwargs: Any) -> Manager:
     return Manager(**kwargs)
 
-
-if TYPE_CHECKING:
-    from ccm.model.manager import RunManager
-
-    def _satisfies_contract(manager: Manager) -> RunManager:
-        return manager   # mypy (make typecheck) proves Manager satisfies ccm.model.manager

@@ -183,9 +183,10 @@ class Run:
               source: str) -> Run:
         """The run of a nested manifest at ``path``: one level deeper, its modes switched
         on where this run's are (never off), this run's cache, diff setting and publisher."""
-        return Run(log=log, sink=sink, noop=self.noop or noop, health_check_only=self.health_check_only or health_check_only,
-                   cache=self.cache, diff=self.diff, publisher=self.publisher, depth=self.depth + 1,
-                   chain=self.chain + (path,), source=source, parent=self)
+        return Run(log=log, sink=sink, noop=self.noop or noop,
+                   health_check_only=self.health_check_only or health_check_only, cache=self.cache, diff=self.diff,
+                   publisher=self.publisher, depth=self.depth + 1, chain=self.chain + (path,), source=source,
+                   parent=self)
 
     def __repr__(self) -> str:
         return (f"Run(source={self.source!r}, noop={self.noop}, health_check_only={self.health_check_only}, "

@@ -182,7 +182,8 @@ def test_no_capability_probes():
         with open(os.path.join(ROOT, rel), encoding="utf-8") as fh:
             source = fh.read()
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            probe = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            if probe and node.func.id in ("getattr", "hasattr"):
                 call = ast.get_source_segment(source, node)
                 if (rel, call) not in ALLOWED:
                     found.append(f"{rel}:{node.lineno}: {call}")
@@ -199,7 +200,8 @@ def test_each_gate_of_the_flow_is_honoured_with_or_without_templates(tmp_path, t
     gated = {
         "control": _file(tmp_path / "c", "c") + "            control:\n              if: \"1 == 2\"\n",
         "require": _file(tmp_path / "r", "r") + "            require: [\"exec#bad\"]\n",
-        "health_checks": _file(tmp_path / "h", "h") + "            health_checks:\n              - command: /bin/false\n",
+        "health_checks": _file(tmp_path / "h", "h")
+        + "            health_checks:\n              - command: /bin/false\n",
     }
     assert set(gated) == set(_GATES)
     path = tmp_path / "m.yaml"
