@@ -124,11 +124,12 @@ class RunBatch:
         go to disk at once."""
         props: Properties = entry.props
         values = props.values
-        self._staging = False
         if props.type_name != "file" or values.get("ensure") != "present":
+            self._staging = False
             return False
         for key in _UNBATCHED:   # a refused publish fails the event after the write
             if key in values and values[key]:
+                self._staging = False
                 return False
         name = values.get("name")
         source = values.get("source")
