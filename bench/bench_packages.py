@@ -39,7 +39,6 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.execu
 # The in-process part, run by the chosen interpreter with the pyz's site-packages on sys.path.
 INNER = r'''
 import json, statistics, subprocess, sys, time
-from ccm.apply.engine import execute
 from ccm.apply.manifest import load_manifest
 from ccm.manager import Manager
 from ccm.resources import base
@@ -69,7 +68,7 @@ def prepared():
 
 def batched():
     r, m, mf = prepared()
-    t = time.perf_counter(); res = execute(m, mf); dt = time.perf_counter() - t
+    t = time.perf_counter(); res = m.execute(mf); dt = time.perf_counter() - t
     assert not res.failed and res.changed == bool(setup), [e.errors for e in res.events if e.failed]
     return dt, r.calls
 

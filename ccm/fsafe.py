@@ -20,6 +20,9 @@ fsyncs the directories renamed into. Directory descriptors are opened once per p
 batch. Renaming only what ``sync`` made durable keeps the guarantee of a single write: a
 killed or powered-off host sees each target with its old or its new content, never a
 partial one, and a temp file left by a kill is swept by the next run.
+
+``DirectWrites`` (``DIRECT``) is the write sink of a run that batches nothing: every write
+an ``atomic_replace`` of its own.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from ccm.model.errors import ProviderError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple
+    from typing import IO, Any, ContextManager, Dict, Iterator, List, Optional, Set, Tuple
 
 RUN_START = time.time()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -507,3 +510,35 @@ def _drop(write: StagedWrite) -> None:
         except OSError:
             pass
         write.tmp = ""
+
+
+class DirectWrites:
+    """The write sink (``ccm.model.run.RunSink``) of a run that batches nothing: each
+    ``stage`` is an ``atomic_replace``, durable and renamed when its block ends, so nothing
+    is ever held (``staged`` is None), every event settles as it comes and there is
+    nothing to commit. The reference the batching sink (``ccm.apply.batch``) is held to."""
+
+    __slots__ = ()
+    pending: Tuple[()] = ()
+
+    def stage(self, path: str, *, mode: int, uid: Optional[int] = None,
+              gid: Optional[int] = None) -> ContextManager[IO[bytes]]:
+        return atomic_replace(path, mode=mode, uid=uid, gid=gid)
+
+    def staged(self, path: str) -> None:
+        return None
+
+    def admit(self, entry: Any) -> bool:
+        return True
+
+    def take(self, event: Any, props: Any, interrupted: bool) -> None:
+        return None
+
+    def commit(self) -> Tuple[()]:
+        return ()
+
+    def discard(self) -> None:
+        pass
+
+
+DIRECT = DirectWrites()

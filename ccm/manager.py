@@ -8,12 +8,15 @@ The CLI and the agent build one with ``build(...)`` and hand it work:
 * ``status(type_name, name)`` -- the observed state through the same provider selection
   and ``TypeLogic.status`` an apply uses;
 * ``apply(source, noop=..., health_check_only=..., hiera=...)`` -- load a manifest
-  completely, then run it (``load`` and ``execute`` are the two halves);
+  completely, then run it (``load`` and ``execute`` are the two halves; ``execute`` takes
+  the run's options: ``diff``, ``publisher``, ``quiet``, ``keep_events``);
 * ``child(**overrides)`` -- a manager for a nested run or an agent worker: it shares the
-  facts cache, runner, registry, metrics and session store and has its own noop, working
-  directory, data, depth, chain and log.
+  facts cache, runner, registry, metrics, publisher and session store and has its own
+  noop, working directory, data and log.
 
-Resources only see the ``ccm.model.manager`` contracts, through a ``ResourceContext``.
+Every run gets a ``ccm.model.run.Run`` of its own (``execute``, ``single_run``,
+``run_child``): nothing the manager holds changes while it runs. Resources only see the
+``ccm.model.manager`` contracts, through a ``ResourceContext``.
 
 Lifetimes: facts are gathered once per manager family and refreshed on request
 (``refresh_facts``); owner/group lookups are remembered for one run (cleared when a
@@ -29,8 +32,8 @@ from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.lazy import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
-from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
+from ccm.model.run import NO_PUBLISHER, Publisher, Run, combine
 from ccm.model.runner import CommandResult, CommandRunner
 
 TYPE_CHECKING = False
@@ -209,31 +212,28 @@ class Manager:
         self.nats_context = nats_context
         self.registration_stream = registration_stream
         self._nats: List[Any] = []   # the one ccm.nats.connection.Connection, shared with children
-        self.depth = 0
-        self.health_check_only = False
-        self.apply_chain: List[str] = []   # manifest paths from the top-level run to the current one
-        self.show_diff = False        # noop: print a unified diff of each file content change
-        self.run_cache: Optional[RunCache] = None   # the current run's cache (ccm.apply.runcache), else None
-        self.write_batch: Optional[Any] = None      # staged file writes of the current run (ccm.apply.batch)
+        # hears every run of this manager and its children (``add_publisher``), with the
+        # publisher a run is given (``execute``)
+        self.publisher: Publisher = NO_PUBLISHER
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
-              data: Optional[Mapping[str, Any]] = None, depth: Optional[int] = None,
-              apply_chain: Optional[List[str]] = None, user_log: Optional[UserLog] = None,
-              health_check_only: Optional[bool] = None) -> "Manager":
-        """A manager sharing this one's facts cache, runner, registry, metrics, session,
-        environment and template functions, with its own run settings (each defaults to
-        this manager's current value)."""
+              data: Optional[Mapping[str, Any]] = None, user_log: Optional[UserLog] = None) -> "Manager":
+        """A manager sharing this one's facts cache, runner, registry, metrics, publisher,
+        session, environment and template functions, with its own settings (each defaults
+        to this manager's value)."""
         import copy   # nested runs and agent workers only
 
         kid = copy.copy(self)   # shares every collaborator by reference
         kid.noop = self.noop if noop is None else noop
         kid.working_dir = self.working_dir if working_dir is None else working_dir
         kid._data = copy.deepcopy(self._data) if data is None else dict(data)
-        kid.depth = self.depth if depth is None else depth
-        kid.apply_chain = list(self.apply_chain if apply_chain is None else apply_chain)
         kid.user_log = self.user_log if user_log is None else user_log
-        kid.health_check_only = self.health_check_only if health_check_only is None else health_check_only
         return kid
+
+    def add_publisher(self, publisher: Publisher) -> None:
+        """Let ``publisher`` hear every later run of this manager and of the children made
+        after this call (the agent's registration publishing: set up once, before any run)."""
+        self.publisher = combine(self.publisher, publisher)
 
     # --- facts and data ----------------------------------------------------------------
 
@@ -343,11 +343,18 @@ class Manager:
 
         return base.observe(self, self.spec(type_name), name, provider=provider)
 
+    def single_run(self, *, health_check_only: bool = False) -> Run:
+        """The run of one resource outside a manifest: this manager's noop and log, no
+        prefetch cache, every file written at once, no publisher."""
+        from ccm.fsafe import DIRECT
+
+        return Run(log=self.user_log, sink=DIRECT, noop=self.noop, health_check_only=health_check_only)
+
     def apply_resource(self, props: Properties, *, health_check_only: bool = False) -> TransactionEvent:
         """Run one already-validated resource through the shared flow (not recorded)."""
         from ccm.resources import base
 
-        return base.run(self, self.spec(props.type_name), props, health_check_only=health_check_only)
+        return base.run(self, self.spec(props.type_name), props, self.single_run(health_check_only=health_check_only))
 
     def load(self, source: str, *, hiera: Optional[str] = None,
              overriding_data: Optional[Mapping[str, Any]] = None, deny_apply: bool = False,
@@ -360,15 +367,29 @@ class Manager:
         return load_manifest(source, self, hiera_source=hiera, overriding_data=overriding_data,
                              deny_apply=deny_apply, checksum=checksum, plan_cache=True, text=text)
 
-    def execute(self, manifest: "Manifest", *, health_check_only: bool = False,
-                nested: bool = False) -> "ExecutionResult":
-        """Run a loaded manifest in declaration order, recording every event."""
-        from ccm.apply.engine import execute
+    def execute(self, manifest: "Manifest", *, health_check_only: bool = False, noop: Optional[bool] = None,
+                diff: bool = False, publisher: Optional[Publisher] = None, quiet: bool = False,
+                keep_events: Optional[bool] = None) -> "ExecutionResult":
+        """Run a loaded manifest in declaration order, recording every event, in a run of
+        its own. The run's options: ``noop`` (default: this manager's); ``diff``: in noop,
+        print the unified diff of each file content change; ``publisher``: hears this run
+        (with the manager's own, ``add_publisher``); ``quiet``: the run logs nothing (its
+        events still go to the session and the publishers); ``keep_events``: when given,
+        whether the session store keeps each recorded event whole or its ``EventRecord``
+        only (a store setting: it stays for the store's later runs)."""
+        from ccm.apply.engine import execute, start_run
 
-        if not nested:
-            begin_run()
-        return execute(self, manifest, health_check_only=health_check_only, nested=nested,
-                       user_log=self.user_log)
+        begin_run()
+        log = self.user_log
+        if quiet:
+            log = log.bind()
+            log.quiet = True   # a copy of the manager's log, for this run only
+        if keep_events is not None:
+            self.session.keep_events = keep_events
+        run = start_run(self, manifest, log=log, noop=self.noop if noop is None else noop,
+                        health_check_only=health_check_only, diff=diff,
+                        publisher=combine(self.publisher, publisher))
+        return execute(self, manifest, run)
 
     def apply(self, source: str, *, noop: Optional[bool] = None, health_check_only: bool = False,
               hiera: Optional[str] = None) -> "ExecutionResult":
@@ -380,24 +401,27 @@ class Manager:
         finally:
             manifest.cleanup()
 
-    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
-                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
-        """A nested manifest: resolved and run by a child manager one level deeper, in
-        this run's session (``ccm.model.manager.NestedApply``)."""
+    def run_child(self, parent: Run, path: str, *, noop: bool, health_check_only: bool,
+                  data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
+        """A nested manifest of ``parent``'s run: resolved by a child manager (its own data
+        and working directory) and run one level deeper, in the same session
+        (``ccm.model.manager.NestedApply``)."""
         import copy
 
+        from ccm.apply.engine import execute, start_run
         from ccm.model.errors import CCMError
 
-        kid = self.child(noop=self.noop or noop, depth=self.depth + 1,
-                         apply_chain=self.apply_chain + [path], user_log=self.user_log.bind(manifest=label),
-                         health_check_only=self.health_check_only or health_check_only)
+        log = parent.log.bind(manifest=label)
+        kid = self.child(noop=parent.noop or noop, user_log=log)
         overriding = copy.deepcopy(self._data) if data is None else data
         try:
             manifest = kid.load(path, overriding_data=overriding, deny_apply=deny_apply)
         except CCMError as exc:
             return ChildRun(load_error=str(exc))
         try:
-            result = kid.execute(manifest, health_check_only=kid.health_check_only, nested=True)
+            run = start_run(kid, manifest, log=log, noop=noop, health_check_only=health_check_only, parent=parent,
+                            path=path)
+            result = execute(kid, manifest, run)
         except CCMError as exc:
             return ChildRun(resource_count=len(manifest.resources), run_error=str(exc))
         finally:
@@ -423,9 +447,3 @@ def begin_run() -> None:
 def build(**kwargs: Any) -> Manager:
     return Manager(**kwargs)
 
-
-if TYPE_CHECKING:
-    from ccm.model.manager import RunManager
-
-    def _satisfies_contract(manager: Manager) -> RunManager:
-        return manager   # mypy (make typecheck) proves Manager satisfies ccm.model.manager

@@ -2,8 +2,9 @@
 
 Types are listed once, as module paths, in ``ccm.resources.BUILTIN_TYPES``; each type
 module exposes ``TYPE``, a ``TypeSpec``. Providers are registered per type by name
-(duplicates rejected) and selected by asking every factory ``is_manageable`` and taking
-the lowest priority number; ties go to the first registered.
+(duplicates rejected; each a ``ccm.model.provider.ProviderFactory``, whose declared
+capabilities the registry reads) and selected by asking every factory ``is_manageable``
+and taking the lowest priority number; ties go to the first registered.
 
 The default registry is process-wide (guarded by a lock; tests can ``reset()`` it). The
 other process-wide state is as explicit: the owner/group lookup cache
@@ -17,6 +18,7 @@ from _thread import RLock, allocate_lock   # threading's locks, without importin
 
 from ccm.log import internal
 from ccm.model.errors import NoSuitableProvider, ValidationError
+from ccm.model.provider import ProviderFactory
 from ccm.model.resource import COMMON_FIELDS, Field, Properties, TypeLogic
 from ccm.model.value import ValueObject
 
@@ -123,11 +125,11 @@ class Registry:
         self._lock = RLock()
         self._type_paths: Dict[str, str] = dict(builtin_types or {})
         self._types: Dict[str, TypeSpec] = {}
-        self._factories: Dict[str, Dict[str, Any]] = {}
+        self._factories: Dict[str, Dict[str, ProviderFactory]] = {}
         # type -> the factory ``select`` picks when nothing is forced, kept only for types
         # whose every factory declares ``manageable_is_constant`` (its answer depends on
         # neither facts, properties nor the host), so it cannot differ between resources
-        self._constant_choice: Dict[str, Any] = {}
+        self._constant_choice: Dict[str, ProviderFactory] = {}
 
     # --- types ---------------------------------------------------------------------
 
@@ -158,7 +160,9 @@ class Registry:
 
     # --- providers -----------------------------------------------------------------
 
-    def register(self, factory: Any) -> None:
+    def register(self, factory: ProviderFactory) -> None:
+        if not isinstance(factory, ProviderFactory):
+            raise TypeError(f"{factory!r} is not a ccm.model.provider.ProviderFactory")
         with self._lock:
             per_type = self._factories.setdefault(factory.type_name, {})
             if factory.name in per_type:
@@ -166,7 +170,7 @@ class Registry:
             per_type[factory.name] = factory
             self._constant_choice.pop(factory.type_name, None)
 
-    def factories(self, type_name: str) -> List[Any]:
+    def factories(self, type_name: str) -> List[ProviderFactory]:
         with self._lock:
             if type_name not in self._factories:
                 spec = self.spec(type_name)
@@ -174,10 +178,10 @@ class Registry:
                     self.register(_import(path)())
             return list(self._factories.get(type_name, {}).values())
 
-    def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> Any:
+    def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> ProviderFactory:
         """Pick the provider factory for ``props`` (a forced ``provider`` wins).
 
-        Factories with the split probe (``is_usable`` + ``priority``, see
+        Factories with the split probe (``split_probe``: ``is_usable`` + ``priority``, see
         ``ccm.model.provider.ProviderFactory``) are asked for a priority only when more
         than one of them is usable: a priority read from the facts decides nothing for a
         lone candidate, and reading one gathers every fact."""
@@ -188,15 +192,8 @@ class Registry:
                 return chosen
         factories = self.factories(type_name)
         if forced:
-            for f in factories:
-                if f.name == forced:
-                    usable = f.is_usable(props) if _split(f) else f.is_manageable(facts, props)[0]
-                    if not usable:
-                        raise NoSuitableProvider(
-                            f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
-                    return f
-            raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
-        split = all(_split(f) for f in factories)
+            return _forced(factories, forced, facts, props)
+        split = all(f.split_probe for f in factories)
         candidates = []
         for order, f in enumerate(factories):
             try:
@@ -215,15 +212,15 @@ class Registry:
             raise NoSuitableProvider("no suitable provider found")
         candidates.sort(key=lambda c: (c[0], c[1]))
         chosen = candidates[0][2]
-        if all(getattr(f, "manageable_is_constant", False) is True for f in factories):
+        if all(f.manageable_is_constant for f in factories):
             with self._lock:
                 if list(self._factories.get(type_name, {}).values()) == factories:
                     self._constant_choice[type_name] = chosen
         return chosen
 
     @staticmethod
-    def _prioritised(candidates: List[Tuple[int, int, Any]], facts: Mapping[str, Any],
-                     props: Properties) -> List[Tuple[int, int, Any]]:
+    def _prioritised(candidates: List[Tuple[int, int, ProviderFactory]], facts: Mapping[str, Any],
+                     props: Properties) -> List[Tuple[int, int, ProviderFactory]]:
         out = []
         for _prio, order, f in candidates:
             try:
@@ -233,11 +230,20 @@ class Registry:
         return out
 
 
-def _split(factory: Any) -> bool:
-    return callable(getattr(factory, "is_usable", None)) and callable(getattr(factory, "priority", None))
+def _forced(factories: List[ProviderFactory], forced: str, facts: Mapping[str, Any],
+            props: Properties) -> ProviderFactory:
+    """The factory a resource's ``provider`` property names, if this host can use it."""
+    for f in factories:
+        if f.name == forced:
+            usable = f.is_usable(props) if f.split_probe else f.is_manageable(facts, props)[0]
+            if not usable:
+                raise NoSuitableProvider(
+                    f"invalid resource: provider is not manageable: provider {forced} is not applicable to this host")
+            return f
+    raise NoSuitableProvider(f"invalid resource: provider not found: {forced}")
 
 
-def _probe_failed(factory: Any, exc: Exception) -> None:
+def _probe_failed(factory: ProviderFactory, exc: Exception) -> None:
     log.warning("Could not check if provider is manageable", extra={"kv": {"provider": factory.name, "error": str(exc)}})
 
 

@@ -12,6 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Tuple
 
+    from ccm.model.manager import UserLog
+
 
 def _runtime(event: TransactionEvent) -> str:
     ns = event.duration_ns
@@ -73,7 +75,7 @@ def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]
     return level, message, attrs
 
 
-def log_event(user_log: Any, event: TransactionEvent) -> None:
+def log_event(user_log: UserLog, event: TransactionEvent) -> None:
     """The status line of ``event`` (a run prints many through ``status_logger``)."""
     level, message, attrs = event_line(event)
     user_log.log(level, message, *attrs)
@@ -83,14 +85,13 @@ def log_event(user_log: Any, event: TransactionEvent) -> None:
 _PLAIN_ENSURES = frozenset(("present", "absent", "directory", "running", "stopped", "latest", "installed"))
 
 
-def status_logger(user_log: Any) -> Callable[[TransactionEvent], None]:
+def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
     """``log_event(user_log, event)`` for the events of one run: the logger's policy is read
-    once (``UserLogger.line_sink``) and the line of most resources (neither noop, failed
+    once (``UserLog.line_sink``) and the line of most resources (neither noop, failed
     nor missing a requirement) is rendered and written in one step, the same text as
     ``event_line``'s through ``log``. A logger that needs the generic path gets
     ``log_event`` on every line."""
-    line_sink = getattr(user_log, "line_sink", None)
-    sink = line_sink() if line_sink is not None else None
+    sink = user_log.line_sink()
     if sink is None:
         return lambda event: log_event(user_log, event)
     own, threshold, seen, target, lock = sink.own, sink.threshold, sink.seen, sink.target, sink.lock

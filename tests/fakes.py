@@ -5,7 +5,7 @@ import io
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ccm.log import UserLogger
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.runner import CommandResult
 
 
@@ -33,15 +33,15 @@ def capture_logger() -> Tuple[UserLogger, io.StringIO]:
     return logger, buf
 
 
-class StaticFactory:
+class StaticFactory(ProviderFactory):
     """A provider factory returning a fixed provider object."""
 
     def __init__(self, type_name: str, name: str, provider: Any, usable: bool = True, priority: int = 1):
         self.type_name, self.name = type_name, name
-        self.provider, self.usable, self.priority = provider, usable, priority
+        self.provider, self.usable, self._priority = provider, usable, priority
 
     def is_manageable(self, facts: Mapping[str, Any], props: Any) -> Manageable:
-        return Manageable(self.usable, self.priority)
+        return Manageable(self.usable, self._priority)
 
     def new(self, runner: Any, log: Any) -> Any:
         return self.provider

@@ -116,14 +116,14 @@ def test_timeout(server, tmpbase):
 
 
 def test_load_manifest_from_http_runs_with_bundle_working_dir(server, tmpbase, tmp_path):
-    from ccm.apply import execute, load_manifest
+    from ccm.apply import load_manifest
     from tests.kit_extra import make_manager
 
     m = make_manager()
     manifest = load_manifest(server.url("/b.tar.gz", userinfo="bob:s3cret"), m)
     try:
         assert manifest.source == server.url("/b.tar.gz", userinfo="REDACTED")
-        result = execute(m, manifest)
+        result = m.execute(manifest)
         assert not result.failed, [e.errors for e in result.events]
         text = (tmp_path / "out.txt").read_text()
         assert text.startswith("hello from " + str(tmpbase))

@@ -247,8 +247,7 @@ class Worker:
             return None
         # the engine names the manifest itself; set members also carry their name
         log = self.agent.log.bind(worker=self.name) if self.name is not None else self.agent.log.bind()
-        manager = self._get_manager()
-        manager.user_log = log
+        manager = self._get_manager().child(user_log=log)
         if not health_check_only:
             self._last_full_apply = now
         started = time.monotonic()

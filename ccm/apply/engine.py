@@ -1,5 +1,12 @@
 """Executing a resolved manifest: strictly in declaration order, one event per resource,
-each recorded before the next starts (so ``require``/``subscribe`` see it)."""
+each recorded before the next starts (so ``require``/``subscribe`` see it).
+
+Everything that holds for one run is its ``ccm.model.run.Run`` (``start_run``), never the
+manager. The run's write sink decides when an event may be settled (published, logged,
+recorded): at once, or, for file writes a first run batches, after the sink committed
+them; the engine only hands the sink each resource and event and settles what it hands
+back.
+"""
 from __future__ import annotations
 
 import time
@@ -8,20 +15,23 @@ from ccm import interrupt
 from ccm.apply.batch import RunBatch
 from ccm.apply.manifest import MAX_DEPTH, Manifest
 from ccm.apply.runcache import RunCache
+from ccm.fsafe import DIRECT
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError
 from ccm.model.events import SessionSummary, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
+from ccm.model.run import NO_PUBLISHER, Publisher, Run
 from ccm.model.value import ValueObject
 from ccm.report import status_logger
 from ccm.resources import base
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, List, Optional
+    from typing import Any, Callable, List, Optional, Sequence
 
     from ccm.model.events import RecordedEvent
+    from ccm.model.run import RunSink, Settled
 
 log = internal("ccm.apply")
 
@@ -59,13 +69,15 @@ DIFF_MAX_LINE_CHARS = 400
 def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
     """``--diff``: the unified diff of a file content change in noop, capped in size; never
     for sensitive content (no diff is computed then) or binary content."""
+    state = event.status
+    if not event.noop or state is None or ulog.quiet:
+        return
+    change = state.internal.get("content_change") or {}
+    lines = change.get("diff")
+    if not lines:
+        return
     import sys
 
-    state = event.status
-    change = (getattr(state, "internal", None) or {}).get("content_change") or {}
-    lines = change.get("diff")
-    if not event.noop or not lines or getattr(ulog, "quiet", False):
-        return
     shown = [ln.rstrip("\n") for ln in lines[:DIFF_MAX_LINES]]
     shown = [ln if len(ln) <= DIFF_MAX_LINE_CHARS else ln[:DIFF_MAX_LINE_CHARS] + "..." for ln in shown]
     if len(lines) > DIFF_MAX_LINES:
@@ -74,52 +86,52 @@ def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
     sys.stdout.flush()
 
 
-def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool = False, nested: bool = False,
-            user_log: Optional[UserLog] = None) -> ExecutionResult:
-    if manager.noop and health_check_only:
-        raise CCMError("cannot set healthcheck only and noop mode at the same time")
-    if manager.depth >= MAX_DEPTH:
-        raise ManifestError(f"maximum apply depth of {MAX_DEPTH} exceeded")
-    started = time.monotonic()
-    ulog = user_log or manager.user_log
+def start_run(manager: RunManager, manifest: Manifest, *, log: UserLog, noop: bool, health_check_only: bool = False,
+              diff: bool = False, publisher: Publisher = NO_PUBLISHER, parent: Optional[Run] = None,
+              path: str = "") -> Run:
+    """The ``Run`` of ``manifest``: at the top (``Manager.execute``) with a new prefetch
+    cache; nested (``Manager.run_child``: ``parent`` and the child's ``path``) one level
+    below ``parent``, its modes switched on where the parent's are. The write sink batches
+    a first run's file writes (``RunBatch.for_run``) or writes each at once. ``log`` is
+    bound to ``healthcheck`` in a health-check-only run."""
+    if parent is not None:
+        noop, health_check_only = parent.noop or noop, parent.health_check_only or health_check_only
     if health_check_only:
-        ulog = ulog.bind(healthcheck=True)
-        ulog.info("Executing manifest health checks", manifest=manifest.source, resources=len(manifest.resources))
-    else:
-        ulog.info("Executing manifest", manifest=manifest.source, resources=len(manifest.resources))
-    if not nested:
-        manager.session.start_session(manifest.source)
-        manager.apply_chain = [manifest.path]   # nested applies extend it (depth-limit messages)
+        log = log.bind(healthcheck=True)
+    batch = RunBatch.for_run(manifest, manager.working_dir, noop=noop, health_check_only=health_check_only)
+    sink: RunSink = DIRECT if batch is None else batch
+    if parent is not None:
+        return parent.child(path or manifest.path, noop=noop, health_check_only=health_check_only, log=log,
+                            sink=sink, source=manifest.source)
+    return Run(log=log, sink=sink, noop=noop, health_check_only=health_check_only,
+               cache=RunCache.for_manifest(manifest), diff=diff, publisher=publisher, chain=(manifest.path,),
+               source=manifest.source)
 
-    result = ExecutionResult()
-    saved_log, saved_hc = manager.user_log, manager.health_check_only
-    saved_cache, saved_batch = manager.run_cache, manager.write_batch
-    manager.user_log = ulog
-    manager.health_check_only = health_check_only or saved_hc
-    if not nested:   # prefetching providers batch their status queries through it
-        manager.run_cache = RunCache.for_manifest(manifest)
-    batch = RunBatch.for_run(manager, manifest, health_check_only)   # first runs: one sync pass
 
-    # what settle reads for every event, looked up once per run (none changes during it)
-    session, events = manager.session, result.events
-    noop, show = manager.noop, manager.show_diff
-    publish = getattr(manager, "publish_registrations", None)
-    stop_on_failure = not health_check_only and manifest.fail_on_error
+def _settler(manager: RunManager, run: Run, manifest: Manifest,
+             result: ExecutionResult) -> Callable[[TransactionEvent, Properties, bool], bool]:
+    """``settle(event, props, interrupted)``: publish, log and record one event of ``run``
+    (as it comes, or as the sink hands it back); True when the run stops after it."""
+    # what settling reads for every event, looked up once per run (none changes during it)
+    record, events, ulog = manager.session.record, result.events, run.log
+    cache = None if run.noop else run.cache   # noop changes nothing that was cached
+    publish = run.publisher.event if run.publisher.hears_events else None
     log_status = status_logger(ulog)   # log_event(ulog, ·), the logger's policy read once
+    health_check_only, show = run.health_check_only, run.diff
+    stop_on_failure = not health_check_only and manifest.fail_on_error
 
     def settle(event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
-        """Publish, log and record one event; True when the run stops after it."""
-        if (event.changed or event.failed) and not noop and manager.run_cache is not None:
-            manager.run_cache.invalidate()   # it may have changed what was cached (even half-way)
+        if cache is not None and (event.changed or event.failed):
+            cache.invalidate()   # it may have changed what was cached (even half-way)
         if publish is not None:   # before recording: a failed publish fails the resource
-            publish(event, props)
+            publish(run, event, props)
         if not health_check_only or event.health_checks:
             log_status(event)
         if show:
             show_diff(ulog, event)
         kept: Any = event
         try:
-            kept = session.record(event) or event
+            kept = record(event) or event
         except CCMError as exc:
             ulog.error("Could not save event", error=str(exc))
         events.append(kept)
@@ -132,46 +144,61 @@ def execute(manager: RunManager, manifest: Manifest, *, health_check_only: bool 
             return True
         return False
 
-    def drain() -> bool:
-        """Flush the batch (durable, renamed) and settle its held events in order."""
-        assert batch is not None
-        return any(settle(h.event, h.props, h.interrupted) for h in batch.flush(manifest.fail_on_error))
+    return settle
 
-    # after the run-wide settings above: the flow looks them up once
-    template_free = manifest.template_free   # nothing to render, so props need no copy either
-    run = base.RunFlow(manager, health_check_only=health_check_only, template_free=template_free).run
+
+def execute(manager: RunManager, manifest: Manifest, run: Run) -> ExecutionResult:
+    """Run ``manifest``'s resources in declaration order in ``run`` (``start_run``); the
+    top-level run's publisher hears its end."""
+    if run.noop and run.health_check_only:
+        raise CCMError("cannot set healthcheck only and noop mode at the same time")
+    if run.depth >= MAX_DEPTH:
+        raise ManifestError(f"maximum apply depth of {MAX_DEPTH} exceeded")
+    started = time.monotonic()
+    message = "Executing manifest health checks" if run.health_check_only else "Executing manifest"
+    run.log.info(message, manifest=manifest.source, resources=len(manifest.resources))
+    if run.top:
+        manager.session.start_session(manifest.source)
+    result = ExecutionResult()
     try:
-        for entry in manifest.resources:
-            if interrupt.signal_received is not None:   # no later resource starts
-                result.interrupted = True
-                break
-            if batch is not None:
-                admitted = batch.admits(entry)
-                if not admitted and batch.pending and drain():
-                    break
-                manager.write_batch = batch.fs if admitted else None
-            props = entry.props if template_free else entry.props.copy()   # rendering replaces values
-            event = run(entry.spec, props)
-            interrupted = interrupt.signal_received is not None
-            if interrupted:
-                result.interrupted = True
-                if not any(interrupt.message() in e for e in event.errors):
-                    event.fail(interrupt.message())
-            if batch is None or batch.passes():
-                if settle(event, props, interrupted):
-                    break
-            elif not batch.hold(event, props, interrupted) and drain():
-                break
-        if batch is not None and batch.pending:
-            drain()
+        _run_resources(manager, manifest, run, result)
     except BaseException:
-        if batch is not None:
-            batch.discard()   # staged temp files removed, their targets untouched
+        run.sink.discard()   # held temp files removed, their targets untouched
         raise
     finally:
-        manager.user_log = saved_log
-        manager.health_check_only = saved_hc
-        manager.run_cache, manager.write_batch = saved_cache, saved_batch
         manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
     result.summary = manager.session.summary()
+    if run.top:
+        run.publisher.finished(run, result)
     return result
+
+
+def _run_resources(manager: RunManager, manifest: Manifest, run: Run, result: ExecutionResult) -> None:
+    """Each resource through the flow, its event settled as the sink allows; stops at a
+    signal, or where settling says so."""
+    settle = _settler(manager, run, manifest, result)
+
+    def settle_all(held: Sequence[Settled]) -> bool:
+        return any(settle(h.event, h.props, h.interrupted) for h in held)
+
+    sink = run.sink
+    template_free = manifest.template_free   # nothing to render, so props need no copy either
+    flow = base.RunFlow(manager, run, template_free=template_free).run
+    for entry in manifest.resources:
+        if interrupt.signal_received is not None:   # no later resource starts
+            result.interrupted = True
+            break
+        if not sink.admit(entry) and sink.pending and settle_all(sink.commit()):   # held events settle first
+            break
+        props = entry.props if template_free else entry.props.copy()   # rendering replaces values
+        event = flow(entry.spec, props)
+        interrupted = interrupt.signal_received is not None
+        if interrupted:
+            result.interrupted = True
+            if not any(interrupt.message() in e for e in event.errors):
+                event.fail(interrupt.message())
+        held = sink.take(event, props, interrupted)   # None: nothing held, settle it now
+        stop = settle(event, props, interrupted) if held is None else settle_all(held)
+        if stop:
+            break
+    settle_all(sink.commit())

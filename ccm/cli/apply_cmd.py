@@ -10,7 +10,7 @@ from ccm.model.errors import ValidationError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, List, Optional
+    from typing import Any, Dict, List, Optional
 
     from ccm.cli.common import ArgumentParser
 
@@ -138,16 +138,7 @@ def run(argv: List[str]) -> int:
         from ccm.remote import parse_checksum
 
         parse_checksum(args.checksum)
-    metrics = None
-    if args.metrics_file:
-        parent = os.path.dirname(os.path.abspath(args.metrics_file))
-        if not os.path.isdir(parent):
-            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} does not exist")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise ValidationError(f"--metrics-file {args.metrics_file}: directory {parent} is not writable")
-        from ccm.metrics import Metrics
-
-        metrics = Metrics()
+    metrics = _metrics(args.metrics_file) if args.metrics_file else None
     record = None
     if args.last_run and not args.render:
         from ccm.lastrun import LastRun
@@ -165,16 +156,7 @@ def run(argv: List[str]) -> int:
                                 extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env,
                                 nats_context=args.context, registration_stream=args.registration,
                                 metrics=metrics)
-        if args.json:
-            manager.user_log.quiet = True
-        else:   # nothing serialises the recorded events: keep their flags and counters only
-            manager.session.keep_events = False
-        manager.show_diff = bool(args.noop and not args.json
-                                 and (args.diff if args.diff is not None else sys.stdout.isatty()))
-        if args.publish_registrations:
-            from ccm.registration.publish import enable
-
-            enable(manager, args.publish_registrations, args.registration)
+        run_opts = run_options(args, manager)
         wait = wait_lock_seconds(args.wait_lock)
         if args.render:
             from ccm.apply import render_manifest
@@ -197,7 +179,7 @@ def run(argv: List[str]) -> int:
             return EXIT_LOCKED
         try:
             with interrupt.guard():
-                rc, result = _apply(args, manager, report[1] if report else None)
+                rc, result = _apply(args, manager, run_opts, report[1] if report else None)
                 return rc
         finally:
             lock.release()
@@ -260,6 +242,18 @@ def _publish_report(report: Any, rc: Optional[int], result: Any, manager: Any, r
         publisher.close()
 
 
+def _metrics(path: str) -> Any:
+    """The metrics of a run written to ``--metrics-file`` (whose directory must be writable)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValidationError(f"--metrics-file {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValidationError(f"--metrics-file {path}: directory {parent} is not writable")
+    from ccm.metrics import Metrics
+
+    return Metrics()
+
+
 def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: str, manager: Any = None) -> None:
     """Write the run's record files (--last-run, --metrics-file): on success, failure or
     rejection. Both are attempted; the first that cannot be written is the error."""
@@ -268,7 +262,7 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
     problems: List[str] = []
     if record is not None:
         events = manager.session.transaction_events() if (manager is not None and result is not None) else None
-        record.finish(rc, summary=getattr(result, "summary", None), events=events, error=error)
+        record.finish(rc, summary=None if result is None else result.summary, events=events, error=error)
         try:
             record.write(args.last_run)
         except OSError as exc:
@@ -290,7 +284,20 @@ def _finish(args: Any, record: Any, metrics: Any, rc: int, result: Any, error: s
         sys.stderr.write(f"ccm: error: {problem}\n")
 
 
-def _apply(args: Any, manager: Any, report: Any = None) -> "tuple[int, Any]":
+def run_options(args: Any, manager: Any) -> Dict[str, Any]:
+    """The options of the run (``Manager.execute``'s) the command line asks for."""
+    publisher = None
+    if args.publish_registrations:
+        from ccm.registration.publish import publisher_for
+
+        publisher = publisher_for(manager, args.publish_registrations, args.registration)
+    # --json prints the events instead of log lines; without it nothing serialises the
+    # recorded events, so the store keeps their flags and counters only
+    return {"quiet": bool(args.json), "keep_events": bool(args.json), "publisher": publisher,
+            "diff": bool(args.noop and not args.json and (args.diff if args.diff is not None else sys.stdout.isatty()))}
+
+
+def _apply(args: Any, manager: Any, options: Dict[str, Any], report: Any = None) -> "tuple[int, Any]":
     from ccm import interrupt, log
 
     quiet = log.quiet()
@@ -303,7 +310,7 @@ def _apply(args: Any, manager: Any, report: Any = None) -> "tuple[int, Any]":
         if manifest.pre_message and not args.json and not quiet:
             print()
             print(manifest.pre_message)
-        result = manager.execute(manifest, health_check_only=args.monitor_only)
+        result = manager.execute(manifest, health_check_only=args.monitor_only, **options)
         summary = result.summary
         if args.json:
             from ccm.cli.common import to_json

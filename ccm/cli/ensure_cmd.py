@@ -396,9 +396,7 @@ def run_pipe(args: argparse.Namespace) -> int:
     from ccm.log import UserLogger
 
     def factory() -> Any:
-        manager = _manager(args)
-        manager.user_log = UserLogger(stream=sys.stderr)  # stdout carries only the response
-        return manager
+        return _manager(args).child(user_log=UserLogger(stream=sys.stderr))  # stdout carries only the response
 
     from ccm.readfile import ReadError, decode, read_stream
 

@@ -3,13 +3,12 @@ manifest engine (``ccm.apply.engine``) and the health checks use of a manager.
 
 ``ccm.manager.Manager`` satisfies ``RunManager`` (``tests/test_contracts.py`` checks it
 with mypy and at run time). Resources never see a manager: they get a
-``ccm.model.resource.ResourceContext`` built from one, whose nested-apply call is the
-``NestedApply`` protocol below.
+``ccm.model.resource.ResourceContext`` built from one and the run
+(``ccm.model.run.Run``), whose nested-apply call is the ``NestedApply`` protocol below.
 """
 from __future__ import annotations
 
 from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
-from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 from ccm.model.value import ValueObject
 
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
     from ccm.model.events import RecordedEvent
+    from ccm.model.run import Run
 else:
     from ccm.model.lite_typing import Protocol
 
@@ -28,6 +28,13 @@ class UserLog(Protocol):
     quiet: bool
 
     def bind(self, **attrs: Any) -> "UserLog": ...
+
+    def log(self, level: int, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
+
+    def line_sink(self) -> Any:
+        """A ``ccm.log.LineSink`` for printing many lines of one run as ``log`` does, or
+        None where this logger needs ``log`` for every line."""
+        ...
 
     def debug(self, message: str, *pairs: Tuple[str, Any], **attrs: Any) -> None: ...
 
@@ -92,7 +99,7 @@ class ChildRun(ValueObject):
         self.run_error = run_error
 
 class NestedApply(Protocol):
-    """Run a child manifest one level deeper in the same session.
+    """Run a child manifest one level deeper in the same session (``ResourceContext.nested``).
 
     ``noop`` and ``health_check_only`` can only be switched on for the child; ``data``
     (when given) replaces the inherited data as the child's overriding data; ``label``
@@ -103,20 +110,14 @@ class NestedApply(Protocol):
                     data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun: ...
 
 
-class RunManager(NestedApply, Protocol):
+class RunManager(Protocol):
     """Everything ``ccm.resources.base``, ``ccm.apply.engine`` and ``ccm.healthcheck``
-    read or set on a manager."""
+    read on a manager: its collaborators and the runs it makes. Nothing here changes
+    during a run; what holds for one run only is its ``ccm.model.run.Run``."""
 
-    noop: bool
-    working_dir: Optional[str]
-    depth: int
-    health_check_only: bool
-    apply_chain: List[str]
+    working_dir: Optional[str]   # set by loading a manifest (relative paths resolve against it)
     user_log: UserLog
     runner: CommandRunner
-    run_cache: Optional[RunCache]   # the current top-level run's prefetch cache, else None
-    write_batch: Optional[Any]      # the resource being applied may stage file writes here (ccm.fsafe.DurableBatch)
-    show_diff: bool                 # noop: print a unified diff of each file content change
 
     @property
     def registry(self) -> ProviderSelector: ...
@@ -134,3 +135,12 @@ class RunManager(NestedApply, Protocol):
     def lazy_template_environment(self) -> Mapping[str, Any]: ...
 
     def status(self, type_name: str, name: str, *, provider: Optional[str] = None) -> ResourceState: ...
+
+    def single_run(self, *, health_check_only: bool = False) -> Run:
+        """The run of one resource outside a manifest (``ensure``, ``status``, health checks)."""
+        ...
+
+    def run_child(self, parent: Run, path: str, *, noop: bool, health_check_only: bool,
+                  data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
+        """A nested manifest at ``path``, run in ``parent.child(...)`` (``NestedApply``)."""
+        ...

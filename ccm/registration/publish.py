@@ -1,4 +1,5 @@
-"""Publishing ``register_when_stable`` entries: the gate and the two publishers.
+"""Publishing ``register_when_stable`` entries: the gate, the two NATS publishers and the
+run publisher (``RegistrationPublisher``) that hears every event of a run.
 
 ``nats``: core publish (flushed, no acknowledgement). ``jetstream``: acknowledged
 publish with ``Nats-Rollup: sub``, ``Nats-TTL`` when the entry has a TTL and
@@ -12,6 +13,10 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ccm.model.errors import ValidationError
+from ccm.model.events import TransactionEvent
+from ccm.model.resource import Properties
+from ccm.model.run import Publisher as RunPublisher
+from ccm.model.run import Run
 from ccm.nats import NatsError
 from ccm.nats.connection import Connection
 from ccm.registration.entry import Entry, from_mapping, ttl_text
@@ -85,27 +90,24 @@ class Publisher:
         return subject
 
 
-def gate_open(manager: Any, event: Any) -> bool:
+def gate_open(run: Run, event: TransactionEvent) -> bool:
     """Upstream's gate (not noop, not failed, every check OK), and not skipped."""
-    if getattr(manager, "noop", False) or getattr(event, "noop", False) or event.failed \
-            or getattr(event, "skipped", False):
+    if run.noop or event.noop or event.failed or event.skipped:
         return False
     return all(r.status == OK for r in (event.health_checks or []))
 
 
-def entries_of(props: Any) -> List[Entry]:
-    raw = props.get("register_when_stable") if hasattr(props, "get") else None
-    return [from_mapping(item) for item in (raw or [])]
+def entries_of(props: Properties) -> List[Entry]:
+    return [from_mapping(item) for item in (props.get("register_when_stable") or [])]
 
 
-def publish_event(manager: Any, publisher: Publisher, event: Any, props: Any) -> int:
+def publish_event(run: Run, publisher: Publisher, event: TransactionEvent, props: Properties) -> int:
     """Publish the entries of one resource's event if the gate allows; returns the count.
 
-    A failure fails the resource's event (in the session already recorded, so it is
-    logged), never the run.
+    A failure fails the resource's event (before it is logged and recorded), never the run.
     """
-    raw = props.get("register_when_stable") if hasattr(props, "get") else None
-    if not raw or not gate_open(manager, event):
+    raw = props.get("register_when_stable")
+    if not raw or not gate_open(run, event):
         return 0
     count = 0
     for item in raw:
@@ -113,21 +115,36 @@ def publish_event(manager: Any, publisher: Publisher, event: Any, props: Any) ->
             entry = from_mapping(item)
             subject = publisher.publish(entry)
         except (ValidationError, NatsError) as exc:
-            manager.user_log.error("Could not publish registration", resource=event.label if hasattr(event, "label") else "",
-                                   error=str(exc))
+            run.log.error("Could not publish registration", resource=event.label, error=str(exc))
             event.fail(f"registration: {exc}")
             return count
         count += 1
-        manager.user_log.debug("Published registration", subject=subject, publisher=publisher.kind)
+        run.log.debug("Published registration", subject=subject, publisher=publisher.kind)
     return count
 
 
+class RegistrationPublisher(RunPublisher):
+    """The run publisher (``ccm.model.run.Publisher``) that publishes each resource's
+    ``register_when_stable`` entries through ``sender`` (``publish_event``)."""
+
+    hears_events = True
+
+    def __init__(self, sender: Publisher) -> None:
+        self.sender = sender
+
+    def event(self, run: Run, event: TransactionEvent, props: Properties) -> None:
+        publish_event(run, self.sender, event, props)
+
+
+def publisher_for(manager: Any, kind: str, stream: Optional[str] = None) -> RegistrationPublisher:
+    """The publisher of a run whose entries go out over ``manager``'s NATS connection
+    (``ccm apply --publish-registrations``: ``Manager.execute(publisher=...)``)."""
+    return RegistrationPublisher(Publisher(manager.nats_connection(), kind, stream))
+
+
 def enable(manager: Any, kind: str, stream: Optional[str] = None) -> Publisher:
-    """Make ``manager`` publish the entries of every resource it applies (the engine's hook)."""
-    publisher = Publisher(manager.nats_connection(), kind, stream)
-
-    def hook(event: Any, props: Any) -> None:
-        publish_event(manager, publisher, event, props)
-
-    manager.publish_registrations = hook
-    return publisher
+    """Make every later run of ``manager`` (and of its children) publish its entries (the
+    agent's set-up, ``Manager.add_publisher``); returns the NATS publisher."""
+    publisher = publisher_for(manager, kind, stream)
+    manager.add_publisher(publisher)
+    return publisher.sender

@@ -14,16 +14,19 @@ import time
 from ccm.log import internal
 from ccm.model.errors import CCMError, DesiredStateError, SessionError
 from ccm.model.events import ResourceState, TransactionEvent
-from ccm.model.manager import RunManager, UserLog
+from ccm.model.manager import ChildRun, RunManager
 from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
+from ccm.model.run import Run
 from ccm.resources import properties as P
 
 _new_object = object.__new__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+    from ccm.model.manager import UserLog
+    from ccm.model.provider import ProviderFactory
     from ccm.registry import TypeSpec
 
 log = internal("ccm.resources")
@@ -31,7 +34,7 @@ log = internal("ccm.resources")
 # the properties that can gate or extend the flow; most resources set none of them
 # (``_flow`` tests each with ``in``: a frozenset.isdisjoint(values) iterates the dict,
 # several times the cost, once per resource)
-_GATES = frozenset(("control", "require", "health_checks"))
+_GATES = ("control", "require", "health_checks")
 
 
 def _control_allows(props: Properties, env: Any) -> bool:
@@ -81,32 +84,45 @@ def _pending_requirements(manager: RunManager, props: Properties) -> List[str]:
     return pending
 
 
-def select_provider(manager: RunManager, props: Properties,
-                    facts: Any = None) -> Tuple[Any, Any]:
-    """(factory, provider) for ``props``; ``facts``: the manager's facts view, if taken."""
+def select_provider(manager: RunManager, run: Run, props: Properties,
+                    facts: Any = None) -> Tuple[ProviderFactory, Any]:
+    """(factory, provider) for ``props`` in ``run``; ``facts``: the manager's facts view, if taken."""
     factory = manager.registry.select(props.type_name, manager.facts_view() if facts is None else facts, props)
-    provider, use_write_batch = _new_provider(manager, factory)
-    if use_write_batch is not None and manager.write_batch is not None:
-        use_write_batch(manager.write_batch)
-    return factory, provider
+    return factory, _new_provider(manager, run, factory)
 
 
-def _new_provider(manager: RunManager, factory: Any) -> Tuple[Any, Any]:
-    """A provider from ``factory`` with the run's cache, and its ``use_write_batch`` (or None)."""
-    provider = factory.new(manager.runner, manager.user_log)
-    cache = manager.run_cache   # optional provider capability: prefetching
-    if cache is not None and hasattr(provider, "use_run_cache"):
-        provider.use_run_cache(cache)
-    # optional capability: the apply flow sets manager.write_batch while a batch may take this write
-    return provider, getattr(provider, "use_write_batch", None)
+def _new_provider(manager: RunManager, run: Run, factory: ProviderFactory) -> Any:
+    """A provider from ``factory`` for ``run``, handed what its factory declares it takes:
+    the run's cache (``prefetches``) and write sink (``stages_writes``)."""
+    provider = factory.new(manager.runner, run.log)
+    if factory.prefetches and run.cache is not None:
+        provider.use_run_cache(run.cache)
+    if factory.stages_writes:
+        provider.use_write_sink(run.sink)
+    return provider
 
 
-def context(manager: RunManager, user_log: UserLog, facts: Any = None) -> ResourceContext:
-    """The slice of ``manager`` a type's logic sees while one resource runs (``facts``:
-    the manager's facts view, if already taken)."""
-    return ResourceContext(manager.noop, manager.working_dir, user_log, manager.runner,
-                           manager.facts_view() if facts is None else facts, manager.depth,
-                           manager.apply_chain, manager.user_log, manager.template_environment, manager)
+class _Nesting:
+    """``ResourceContext.nested`` of the resources of ``run``: a child manifest runs one
+    level below it (``RunManager.run_child``)."""
+
+    __slots__ = ("manager", "run")
+
+    def __init__(self, manager: RunManager, run: Run) -> None:
+        self.manager, self.run = manager, run
+
+    def apply_child(self, path: str, *, noop: bool, health_check_only: bool,
+                    data: Optional[Mapping[str, Any]], deny_apply: bool, label: str) -> ChildRun:
+        return self.manager.run_child(self.run, path, noop=noop, health_check_only=health_check_only, data=data,
+                                      deny_apply=deny_apply, label=label)
+
+
+def context(manager: RunManager, run: Run, facts: Any = None) -> ResourceContext:
+    """The slice of ``manager`` and ``run`` a type's logic sees while one resource runs
+    (``facts``: the manager's facts view, if already taken)."""
+    return ResourceContext(run.noop, manager.working_dir, run.log, manager.runner,
+                           manager.facts_view() if facts is None else facts, run.depth,
+                           run.chain, run.log, manager.template_environment, _Nesting(manager, run))
 
 
 class _FlowContext(ResourceContext):
@@ -135,30 +151,30 @@ class RunFlow:
     """The shared flow over the resources of one run: ``ccm.apply.engine.execute`` makes
     one per manifest run, ``Manager.apply_resource`` one per resource.
 
-    What every resource of the run shares is looked up once: the facts view, the context's
-    run-wide fields, one provider per factory that declares ``provider_per_run`` and one
-    logic per type that declares ``stateless``. ``template_free``: no resource holds a
-    template anywhere (a manifest from the plan cache, ``Manifest.template_free``), so
-    there is nothing to render at run time. The manager's ``user_log``, ``run_cache``,
-    ``noop``, ``session`` and working directory must not change while the flow is in use;
-    ``write_batch`` may (it is handed to the provider per resource).
+    Every per-run setting comes from ``run`` (``ccm.model.run.Run``). What every resource
+    of the run shares is looked up once: the facts view, the context's run-wide fields,
+    one provider per factory that declares ``provider_per_run`` and one logic per type
+    that declares ``stateless``. ``template_free``: no resource holds a template anywhere
+    (a manifest from the plan cache, ``Manifest.template_free``), so there is nothing to
+    render at run time. The manager's ``session`` and working directory must not change
+    while the flow is in use.
     """
 
-    def __init__(self, manager: RunManager, *, health_check_only: bool = False,
-                 template_free: bool = False) -> None:
+    def __init__(self, manager: RunManager, run: Run, *, template_free: bool = False) -> None:
         self.manager = manager
-        self.health_check_only = health_check_only
+        self._run = run
+        self.health_check_only = run.health_check_only
         self.template_free = template_free
         self.facts = facts = manager.facts_view()
-        self._providers: Dict[Any, Tuple[Any, Any]] = {}   # factory -> _new_provider's, for the run
+        self._providers: Dict[ProviderFactory, Any] = {}   # factory -> its provider, for the run
         self._select = manager.registry.select
         self._failed_refs = manager.session.failed_refs   # the require gate
         self._metrics = manager.metrics if manager.metrics.enabled else None   # the no-op sink: nothing to time
         # ResourceContext's fields, as its __init__ would set them from context() above
         self._context = type("_RunContext", (_FlowContext,), {
-            "noop": manager.noop, "working_dir": manager.working_dir, "run_log": manager.user_log,
-            "runner": manager.runner, "facts": facts, "depth": manager.depth,
-            "chain": tuple(manager.apply_chain), "nested": manager,
+            "noop": run.noop, "working_dir": manager.working_dir, "run_log": run.log,
+            "runner": manager.runner, "facts": facts, "depth": run.depth,
+            "chain": run.chain, "nested": _Nesting(manager, run),
             # a function as a class attribute would become a method: staticmethod keeps it as it is
             "_template_environment": staticmethod(manager.template_environment)})
 
@@ -189,21 +205,20 @@ class RunFlow:
         return event
 
     def _flow(self, spec: "TypeSpec", props: Properties, event: TransactionEvent, ctx: ResourceContext) -> None:
-        manager = self.manager
-        factory = self._select(props.type_name, self.facts, props)
-        known = self._providers.get(factory)
-        if known is None:
-            known = _new_provider(manager, factory)
-            if getattr(factory, "provider_per_run", False):
-                self._providers[factory] = known
-        provider, use_write_batch = known
-        if use_write_batch is not None:   # a shared provider is told when there is none, too
-            use_write_batch(manager.write_batch)
+        factory: ProviderFactory = self._select(props.type_name, self.facts, props)
+        provider = self._providers.get(factory)
+        if provider is None:
+            provider = _new_provider(self.manager, self._run, factory)
+            if factory.provider_per_run:
+                self._providers[factory] = provider
         event.provider = factory.name
 
         values = props.values
-        # any of _GATES; values holds only the keys that are set
-        gated = "require" in values or "control" in values or "health_checks" in values
+        gated = False
+        for key in _GATES:   # values holds only the keys that are set
+            if key in values:
+                gated = True
+                break
         if gated or not self.template_free:
             if (not self.template_free or "control" in values) and not self._passes_gates(props, event, gated):
                 return
@@ -221,19 +236,9 @@ class RunFlow:
             metrics = self._metrics
             apply_started = time.monotonic() if metrics is not None else 0.0
             try:
-                _apply(manager, logic, props, provider, event, ctx)
+                _apply(self.manager, logic, props, provider, event, ctx, self._run.noop)
             except CCMError as exc:
-                event.status = None
-                event.final_ensure = ""
-                pending = _pending_requirements(manager, props) if manager.noop else []
-                if pending:
-                    # noop: what it cannot see yet, an earlier resource would change first
-                    event.noop = event.changed = True
-                    event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
-                    log.debug("noop status unavailable before its requirements change",
-                              extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
-                else:
-                    event.fail(str(exc))
+                _not_applied(self.manager, props, event, exc, self._run.noop)
             finally:
                 if metrics is not None:
                     metrics.observe("resource_apply", time.monotonic() - apply_started,
@@ -243,7 +248,7 @@ class RunFlow:
         if checks:
             from ccm.healthcheck import run_checks
 
-            results, errors = run_checks(manager, props, checks, ctx.log)
+            results, errors = run_checks(self.manager, props, checks, ctx.log)
             event.health_checks = results
             for err in errors:
                 event.fail(err)
@@ -273,19 +278,34 @@ def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optio
     if provider:
         values["provider"] = provider
     props = Properties(spec.name, values, spec.all_fields)
-    _factory, chosen = select_provider(manager, props)
-    state: ResourceState = spec.new_logic().status(chosen, props, context(manager, manager.user_log))
+    run = manager.single_run()
+    _factory, chosen = select_provider(manager, run, props)
+    state: ResourceState = spec.new_logic().status(chosen, props, context(manager, run))
     return state
 
 
-def run(manager: RunManager, spec: "TypeSpec", props: Properties, *,
-        health_check_only: bool = False) -> TransactionEvent:
-    """Run one resource through the whole flow and return its (unrecorded) event."""
-    return RunFlow(manager, health_check_only=health_check_only).run(spec, props)
+def _not_applied(manager: RunManager, props: Properties, event: TransactionEvent, exc: CCMError, noop: bool) -> None:
+    """A failure of status, plan, act or verify: the event fails, or in noop says what an
+    earlier resource of the run would change first (and so what it cannot see yet)."""
+    event.status = None
+    event.final_ensure = ""
+    pending = _pending_requirements(manager, props) if noop else []
+    if pending:
+        event.noop = event.changed = True
+        event.noop_message = f"{_intent(props)} after {', '.join(pending)}"
+        log.debug("noop status unavailable before its requirements change",
+                  extra={"kv": {"resource": props.resource_id, "error": str(exc)}})
+    else:
+        event.fail(str(exc))
+
+
+def run(manager: RunManager, spec: "TypeSpec", props: Properties, run: Run) -> TransactionEvent:
+    """Run one resource through the whole flow in ``run`` and return its (unrecorded) event."""
+    return RunFlow(manager, run).run(spec, props)
 
 
 def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provider: Any, event: TransactionEvent,
-           ctx: ResourceContext) -> None:
+           ctx: ResourceContext, noop: bool) -> None:
     refresh = False
     if logic.supports_refresh:
         refs = logic.refresh_refs(props)
@@ -322,5 +342,5 @@ def _apply(manager: RunManager, logic: TypeLogic[Any], props: Properties, provid
     event.final_ensure = state.ensure
     event.changed = state.changed
     event.refreshed = state.refreshed
-    event.noop = manager.noop
+    event.noop = noop
     event.noop_message = state.noop_message

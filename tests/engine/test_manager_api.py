@@ -73,12 +73,13 @@ def test_apply_rejects_before_running(tmp_path):
 
 def test_child_shares_collaborators_and_owns_run_settings():
     m = fakes.manager(data={"a": 1})
-    kid = m.child(noop=True, depth=3, working_dir="/tmp", apply_chain=["/x.yaml"])
-    for attr in ("runner", "registry", "metrics", "session", "environ"):
+    log = m.user_log.bind(worker="w")
+    kid = m.child(noop=True, working_dir="/tmp", user_log=log)
+    for attr in ("runner", "registry", "metrics", "session", "environ", "publisher"):
         assert getattr(kid, attr) is getattr(m, attr), attr
     assert kid.facts() is m.facts()
-    assert (kid.noop, kid.depth, kid.working_dir, kid.apply_chain) == (True, 3, "/tmp", ["/x.yaml"])
-    assert (m.noop, m.depth, m.working_dir, m.apply_chain) == (False, 0, None, [])
+    assert (kid.noop, kid.working_dir, kid.user_log) == (True, "/tmp", log)
+    assert (m.noop, m.working_dir) == (False, None) and m.user_log is not log
     kid.set_data({"b": 2})
     assert m.data() == {"a": 1} and kid.data() == {"b": 2}
 

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from tests.kit_extra import make_manager, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -79,7 +79,7 @@ def _runs(root):
     out = []
     for _ in range(2):   # first, then steady
         m = make_manager()
-        result = execute(m, load_manifest(str(manifest), m))
+        result = m.execute(load_manifest(str(manifest), m))
         summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
         text = re.sub(r"runtime=\S+", "", output(m)).replace(str(root), "ROOT")
         out.append(([_normal(root, e) for e in result.events], summary, text))
@@ -107,10 +107,10 @@ def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
     """Records or whole events, as the store is told; counts unchanged."""
     manifest = _workspace(tmp_path)
     m = make_manager()
-    execute(m, load_manifest(str(manifest), m))
+    m.execute(load_manifest(str(manifest), m))
     m = make_manager()
     m.session.keep_events = keep
-    result = execute(m, load_manifest(str(manifest), m))
+    result = m.execute(load_manifest(str(manifest), m))
     assert [type(e).__name__ for e in result.events] == ["TransactionEvent" if keep else "EventRecord"] * 12
     assert [e.changed for e in result.events].count(True) == 1
 
@@ -120,7 +120,7 @@ def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
 
     m = make_manager()
     parent = m.user_log
-    ctx = RunFlow(m).context("file", "/etc/x")
+    ctx = RunFlow(m, m.single_run()).context("file", "/etc/x")
     assert "_log" not in ctx.__dict__   # nothing bound until something logs
     eager = parent.bind(type="file", name="/etc/x")
     ctx.log.info("Would have removed file", file="/a")
@@ -137,15 +137,18 @@ def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
 def test_a_run_flow_context_holds_what_the_plain_context_holds():
     """RunFlow's per-resource context (run-wide fields as class attributes) against
     ``base.context``, field by field; each resource's context is its own."""
+    from ccm.fsafe import DIRECT
+    from ccm.model.run import Run
     from ccm.resources.base import RunFlow, context
 
     m = make_manager(noop=True, working_dir="/srv/w")
-    m.apply_chain = ["/a.yaml", "/b.yaml"]
-    flow = RunFlow(m)
+    run = Run(log=m.user_log, sink=DIRECT, noop=True, depth=1, chain=("/a.yaml", "/b.yaml"))
+    flow = RunFlow(m, run)
     ctx, other = flow.context("file", "/etc/x"), flow.context("exec", "y")
-    plain = context(m, m.user_log, flow.facts)
-    for field in ("noop", "working_dir", "runner", "facts", "depth", "chain", "run_log", "nested"):
+    plain = context(m, run, flow.facts)
+    for field in ("noop", "working_dir", "runner", "facts", "depth", "chain", "run_log"):
         assert getattr(ctx, field) == getattr(plain, field), field
+    assert (ctx.nested.manager, ctx.nested.run) == (plain.nested.manager, plain.nested.run) == (m, run)
     assert ctx.template_environment().keys() == plain.template_environment().keys()   # made afresh per call
     assert ctx._template_environment == plain._template_environment   # the manager's own method
     assert ctx.log.attrs == [("type", "file"), ("name", "/etc/x")] and other.log.attrs == [("type", "exec"), ("name", "y")]

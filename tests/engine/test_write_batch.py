@@ -12,6 +12,7 @@ import os
 import pwd
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -19,10 +20,11 @@ import time
 import pytest
 
 from ccm import fsafe
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
 from ccm.resources.file.posix import PosixFileProvider
+from tests.engine.test_steady_equivalence import _normal   # an event's wire dict without ids and times
 from tests.kit_extra import make_manager, output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,7 +47,7 @@ def run_manifest(tmp_path, *resources, fail_on_error=False, name="m.yaml"):
     path = tmp_path / name
     path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
     m = make_manager()
-    result = execute(m, load_manifest(str(path), m))
+    result = m.execute(load_manifest(str(path), m))
     return m, result
 
 
@@ -53,22 +55,36 @@ def temps(directory):
     return sorted(n for n in os.listdir(str(directory)) if TEMP.search(n))
 
 
-def outcome(event):
-    meta = dict((event.status.extra.get("metadata") or {}) if event.status is not None else {})
-    meta.pop("mtime", None)
-    meta.pop("name", None)
-    return (event.type, os.path.basename(event.name), event.changed, event.failed, list(event.errors),
-            event.final_ensure, event.skipped, meta)
-
-
 BAD_OWNER = "            owner: ccm-no-such-user\n"
 
 
+def _tree(root):
+    """Every entry below ``root``: kind, bytes, mode, owner and group (temp files included)."""
+    out = {}
+    for directory, dirs, files in os.walk(str(root)):
+        for name in dirs + files:
+            path = os.path.join(directory, name)
+            st = os.lstat(path)
+            data = open(path, "rb").read() if os.path.isfile(path) else None
+            kind = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+            out[os.path.relpath(path, str(root))] = (kind, data, st.st_mode & 0o7777, st.st_uid, st.st_gid)
+    return out
+
+
 @pytest.mark.parametrize("fail_on_error", [False, True])
-def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monkeypatch, fail_on_error):
-    runs = {}
-    for setting in ("0", "8", "64"):   # 8: several flushes for 40 files; 64: one syncfs pass
+def test_batched_runs_equal_the_direct_sink(tmp_path, monkeypatch, fail_on_error):
+    """The differential test of the write sink seam: a first run through the batching sink
+    (``RunBatch``, batches of 8: several commits; 64: one syncfs pass) against the same run
+    through the direct sink (``CCM_WRITE_BATCH=0``: ``fsafe.DirectWrites``, every write in
+    place as it ends), then a steady run of each: the same events (wire dicts), summary,
+    log lines and files, and no temp file left."""
+    runs, syncs = {}, []
+    real_sync = fsafe.DurableBatch.sync
+    monkeypatch.setattr(fsafe.DurableBatch, "sync", lambda batch: syncs.append(len(batch)) or real_sync(batch))
+    commits = {}
+    for setting in ("0", "8", "64"):
         monkeypatch.setenv("CCM_WRITE_BATCH", setting)
+        del syncs[:]
         work = tmp_path / f"w{setting}"
         (work / "d").mkdir(parents=True)
         for i in range(0, 40, 2):   # half replace old content, half are new files
@@ -77,21 +93,44 @@ def test_batched_first_run_has_the_outcomes_of_the_unbatched_one(tmp_path, monke
         resources.append(exec_res("/bin/true", "/bin/true"))
         resources += [file_res(work / "d" / f"g{i}", f"g {i}") for i in range(20)]
         resources[50] = resources[50].replace(f"            owner: {ME}\n", BAD_OWNER)   # fails: no such user
-        m, result = run_manifest(work, *resources, fail_on_error=fail_on_error)
-        for i in range(40):
-            assert (work / "d" / f"f{i}").read_text() == f"new {i}"
-        assert (work / "d" / "g9").exists() is False
-        assert (work / "d" / "g10").exists() is not fail_on_error
-        assert temps(work / "d") == []
-        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
-        summary = {k: v for k, v in vars(result.summary).items() if "time" not in k and "duration" not in k}
-        runs[setting] = ([outcome(e) for e in result.events], summary, text, result.terminated)
-    assert runs["0"][0] == runs["8"][0] == runs["64"][0]
-    assert runs["0"][1] == runs["8"][1] == runs["64"][1]
-    assert runs["0"][3] == runs["8"][3] == runs["64"][3] == fail_on_error
-    assert len(runs["8"][0]) == (51 if fail_on_error else 61)
-    assert [o[1] for o in runs["8"][0] if o[3]] == ["g9"]
-    assert runs["0"][2] == runs["8"][2] == runs["64"][2], "log lines differ"
+        resources += [
+            f"    - file:\n        - {work / 'd' / 'copy'}:\n            ensure: present\n"
+            f"            source: {work / 'd' / 'f1'}\n            owner: {ME}\n            group: {MYGROUP}\n"
+            f"            mode: \"0600\"\n",   # a source copy of a file written in this run
+            f"    - file:\n        - {work / 'd' / 'sub'}:\n            ensure: directory\n"
+            f"            owner: {ME}\n            group: {MYGROUP}\n            mode: \"0750\"\n",
+            file_res(work / "d" / "sub" / "x", "x"), file_res(work / "d" / "sub" / "y", "{{ 2 + 3 }}"),
+            file_res(work / "d" / "req", "req", f'            require: ["file#{work / "d" / "sub" / "x"}"]\n'),
+            file_res(work / "d" / "last", "last")]
+        path = work / "m.yaml"
+        path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
+        outcomes = []
+        for _ in range(2):   # first, then steady
+            m = make_manager()
+            result = m.execute(load_manifest(str(path), m))
+            text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
+            summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
+            outcomes.append(([_normal(work, e) for e in result.events], summary, text, result.terminated,
+                             _tree(work / "d")))
+        runs[setting] = outcomes
+        commits[setting] = list(syncs)
+    for phase in (0, 1):
+        plain, small, large = (runs[s][phase] for s in ("0", "8", "64"))
+        assert small[0] == plain[0] and large[0] == plain[0], "events differ"
+        assert small[1] == plain[1] and large[1] == plain[1], "summaries differ"
+        assert small[2] == plain[2] and large[2] == plain[2], "log lines differ"
+        assert small[3] == plain[3] == large[3] == fail_on_error
+        assert small[4] == plain[4] and large[4] == plain[4], "files differ"
+        assert not any(TEMP.search(name) for name in plain[4])
+    assert commits["0"] == [], "the direct sink holds nothing"
+    assert len(commits["8"]) >= 5 and max(commits["8"]) == 8 and max(commits["64"]) > 8, commits
+    first = runs["8"][0]
+    assert len(first[0]) == (51 if fail_on_error else 67)
+    assert first[1]["failed_resources"] == 1 and first[4]["f3"][1] == b"new 3"
+    assert ("g10" in first[4]) is not fail_on_error
+    if not fail_on_error:
+        assert first[4]["copy"][1] == b"new 1" and first[4]["sub/y"][1] == b"5"
+        assert runs["8"][1][1]["changed_resources"] == 1, "steady: only the exec"
 
 
 def test_an_exec_sees_the_files_written_before_it(tmp_path):
@@ -151,8 +190,9 @@ def test_a_directory_resource_after_a_staged_file_below_it(tmp_path):
 def _staged_batch(tmp_path, n, limit=64):
     """A RunBatch holding n staged writes (events as the flow leaves them) over old files."""
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), limit)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), limit)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     for i in range(n):
         path = str(tmp_path / f"f{i}")
         with open(path, "w") as fh:
@@ -170,8 +210,8 @@ def test_staged_status_is_what_the_rename_publishes(tmp_path):
     path = str(tmp_path / "f0")
     staged = provider.status(path)
     assert open(path).read() == "old 0", "the target is untouched until the flush"
-    batch.flush(False)
-    provider.use_write_batch(None)
+    batch.commit(False)
+    provider.use_write_sink(fsafe.DIRECT)
     assert provider.status(path).extra == staged.extra
     assert open(path).read() == "new 0" and temps(tmp_path) == []
 
@@ -184,7 +224,7 @@ def test_a_failed_rename_fails_its_resource_and_fail_on_error_drops_the_rest(tmp
         os.unlink(str(work / "f5"))
         os.mkdir(str(work / "f5"))   # renaming a file over a directory fails
         (work / "f5" / "keep").write_text("")
-        settled = batch.flush(fail_on_error)
+        settled = batch.commit(fail_on_error)
         failed = [h.props.name for h in settled if h.event.failed]
         assert failed == [str(work / "f5")]
         assert "cannot write" in settled[5].event.errors[0] and not settled[5].event.changed
@@ -206,8 +246,9 @@ def test_discard_removes_the_temp_files_and_keeps_the_old_content(tmp_path):
 
 def test_a_full_batch_ends_at_its_limit(tmp_path):
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 4)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 4)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     held = []
     for i in range(4):
         path = str(tmp_path / f"f{i}")
@@ -215,7 +256,7 @@ def test_a_full_batch_ends_at_its_limit(tmp_path):
         props = type("P", (), {"name": path, "type_name": "file", "alias": ""})()
         held.append(batch.hold(TransactionEvent(type="file", name=path), props, False))
     assert held == [True, True, True, False]
-    assert len(batch.flush(False)) == 4 and len(batch.fs) == 0
+    assert len(batch.commit(False)) == 4 and len(batch.fs) == 0
 
 
 def test_depended_on_resources_end_the_batch(tmp_path):
@@ -224,13 +265,16 @@ def test_depended_on_resources_end_the_batch(tmp_path):
                     + exec_res("x", "/bin/true", f'            subscribe: ["file#{tmp_path / "a"}"]\n'))
     m = make_manager()
     manifest = load_manifest(str(path), m)
-    batch = RunBatch.for_run(m, manifest, False)
+    batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert batch is not None
     provider = PosixFileProvider()
-    provider.use_write_batch(batch.fs)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     a, b, x = manifest.resources
-    assert batch.admits(a) and batch.admits(b) and not batch.admits(x)
+    assert batch.admit(a) and batch.admit(b) and not batch.admit(x)
+    assert batch.admit(a)
     provider.store(a.props.name, content=b"a", source=None, owner=ME, group=MYGROUP, mode=0o644)
+    assert len(batch.fs) == 1, "staged, not written"
     assert not batch.hold(TransactionEvent(type="file", name=a.props.name), a.props, False)
     batch.discard()
 
@@ -240,9 +284,9 @@ def test_no_batch_in_noop_or_health_check_only_runs(tmp_path):
     path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a"))
     for noop, hc in ((True, False), (False, True)):
         m = make_manager(noop=noop)
-        assert RunBatch.for_run(m, load_manifest(str(path), m), hc) is None
+        assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=noop, health_check_only=hc) is None
     m = make_manager()
-    assert RunBatch.for_run(m, load_manifest(str(path), m), False) is not None
+    assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=False, health_check_only=False) is not None
 
 
 def test_conflicting_paths():
@@ -295,7 +339,7 @@ def test_syncfs_pass_for_many_files(tmp_path):
     _, batch = _staged_batch(tmp_path, fsafe._SYNCFS_MIN + 4)
     batch.fs.sync()
     assert all(w.synced and w.error is None for w in batch.fs.writes)
-    batch.flush(False)
+    batch.commit(False)
     assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
 
 
@@ -304,12 +348,13 @@ def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tm
     victim.write_text("keep")
     os.symlink(str(victim), str(tmp_path / "f0"))
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 8)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     provider.store(str(tmp_path / "f0"), content=b"new", source=None, owner=ME, group=MYGROUP, mode=0o600)
     props = type("P", (), {"name": str(tmp_path / "f0"), "type_name": "file", "alias": ""})()
     batch.hold(TransactionEvent(type="file", name=props.name), props, False)
-    batch.flush(False)
+    batch.commit(False)
     assert not os.path.islink(str(tmp_path / "f0")) and (tmp_path / "f0").read_text() == "new"
     assert victim.read_text() == "keep"
 
@@ -324,8 +369,9 @@ def test_staging_refuses_a_parent_reached_through_another_users_symlink(tmp_path
     os.symlink(str(real), str(link))
     os.lchown(str(link), 65534, 65534)
     provider = PosixFileProvider()
-    batch = RunBatch(type("M", (), {"resources": []})(), str(tmp_path), 8)
-    provider.use_write_batch(batch.fs)
+    batch = RunBatch([], str(tmp_path), 8)
+    provider.use_write_sink(batch)
+    batch._staging = True   # as admit() leaves it for an admitted resource
     with pytest.raises(ProviderError, match="refusing to follow symlink"):
         provider.store(str(link / "f"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
     assert os.listdir(str(real)) == [] and len(batch.fs) == 0
@@ -343,13 +389,13 @@ def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
         file_res(tmp_path / f"f{i}", "x", extra) for i, extra in enumerate(extras)))
     m = make_manager()
     manifest = load_manifest(str(path), m)
-    batch = RunBatch.for_run(m, manifest, False)
-    assert [batch.admits(e) for e in manifest.resources] == [False, False, False, True]
+    batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
+    assert [batch.admit(e) for e in manifest.resources] == [False, False, False, True]
 
 
 @pytest.mark.parametrize("template_free", [True, False])
 def test_each_unbatched_property_keeps_a_resource_out_only_when_it_is_not_empty(tmp_path, template_free):
-    """``admits`` tests every key of ``_UNBATCHED`` on its own (not through the set)."""
+    """``admit`` tests every key of ``_UNBATCHED`` on its own (not through the set)."""
     from types import SimpleNamespace
 
     from ccm.apply.batch import _UNBATCHED
@@ -361,24 +407,23 @@ def test_each_unbatched_property_keeps_a_resource_out_only_when_it_is_not_empty(
                   "health_checks": [{"command": "/bin/true"}],
                   "register_when_stable": [{"cluster": "c", "service": "s"}]}
     empty_values = {"require": [], "subscribe": [], "control": {}, "health_checks": [], "register_when_stable": []}
-    assert set(set_values) == set(empty_values) == _UNBATCHED
+    assert set(set_values) == set(empty_values) == set(_UNBATCHED)
 
     def entry(**extra):
         values = {"name": str(tmp_path / "f"), "ensure": "present", "content": "x", **extra}
         return SimpleNamespace(props=Properties("file", values, fields))
 
     plain = entry()
-    manifest = SimpleNamespace(resources=[plain], template_free=template_free)
-    batch = RunBatch(manifest, str(tmp_path))
-    assert batch.admits(plain)
+    batch = RunBatch([plain], str(tmp_path), template_free=template_free)
+    assert batch.admit(plain)
     for key in sorted(_UNBATCHED):
-        assert not batch.admits(entry(**{key: set_values[key]})), key
-        assert batch.admits(entry(**{key: empty_values[key]})), key
+        assert not batch.admit(entry(**{key: set_values[key]})), key
+        assert batch.admit(entry(**{key: empty_values[key]})), key
     batch.discard()
 
 
 def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
-    """The template-free shortcut of ``admits`` against the full test, entry by entry, with
+    """The template-free shortcut of ``admit`` against the full test, entry by entry, with
     nothing staged and with a staged write the later paths lie under or beside."""
     src = tmp_path / "src.txt"
     src.write_text("s")
@@ -396,19 +441,20 @@ def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
     m = make_manager()
     manifest = load_manifest(str(path), m)
     assert manifest.template_free
-    fast = RunBatch.for_run(m, manifest, False)
+    fast = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     manifest.template_free = False
-    full = RunBatch.for_run(m, manifest, False)
+    full = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert fast is not None and full is not None and fast._template_free and not full._template_free
     expected = [True, True, False, False, True, True, False, False]
-    assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources] == expected
+    assert [fast.admit(e) for e in manifest.resources] == [full.admit(e) for e in manifest.resources] == expected
     for batch in (fast, full):   # a staged write under d: d/x conflicts now
         provider = PosixFileProvider()
-        provider.use_write_batch(batch.fs)
+        provider.use_write_sink(batch)
+        batch._staging = True   # as admit() leaves it for an admitted resource
         (tmp_path / "d").mkdir(exist_ok=True)
         provider.store(str(tmp_path / "d" / "x"), content=b"x", source=None, owner=ME, group=MYGROUP, mode=0o644)
-    assert [fast.admits(e) for e in manifest.resources] == [full.admits(e) for e in manifest.resources]
-    assert not fast.admits(manifest.resources[1]) and fast.admits(manifest.resources[0])
+    assert [fast.admit(e) for e in manifest.resources] == [full.admit(e) for e in manifest.resources]
+    assert not fast.admit(manifest.resources[1]) and fast.admit(manifest.resources[0])
     fast.discard()
     full.discard()
 

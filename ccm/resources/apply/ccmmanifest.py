@@ -6,9 +6,9 @@ cleanly, naming the chain of manifests, at depth 10 (upstream always passes dept
 noop and health-check-only can be switched on for the child, never off; ``allow_apply:
 false`` rejects a child containing apply resources before any of them runs; ``data``
 replaces the inherited parent data as the overriding data (CLI/external data still
-wins, via the manager). The child runs on a child manager
-(``ctx.apply_child`` -> ``ccm.manager.Manager.apply_child``), so the parent's noop,
-working directory, data, depth, log and chain are never touched.
+wins, via the manager). The child runs on a child manager in a child run
+(``ctx.apply_child`` -> ``ccm.manager.Manager.run_child``, ``ccm.model.run.Run.child``),
+so the parent's noop, working directory, data, depth, log and chain are never touched.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import os
 from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ResourceError
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties, ResourceContext
 from ccm.resources.apply.logic import DEPTH_ERROR, MAX_DEPTH, ChildResult
 
@@ -57,7 +57,7 @@ class ManifestProvider:
         return outcome
 
 
-class ManifestFactory:
+class ManifestFactory(ProviderFactory):
     type_name = "apply"
     name = "ccmmanifest"
     manageable_is_constant = True   # is_manageable: always (True, 1)

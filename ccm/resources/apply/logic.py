@@ -54,7 +54,7 @@ class ApplyLogic(TypeLogic[ApplyProvider]):
     acts_in_noop = True
     # Upstream never runs the child in health-check-only runs, so child health checks
     # never run there. The shared flow calls act() for types setting this, and the
-    # engine exposes the mode as ``manager.health_check_only``.
+    # engine exposes the mode as the run's ``health_check_only`` (``ccm.model.run.Run``).
     runs_in_health_check_only = True
 
     def status(self, provider: ApplyProvider, props: Properties, ctx: ResourceContext) -> ResourceState:

@@ -17,7 +17,7 @@ from typing import IO, Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
 
@@ -141,7 +141,7 @@ def _fsync_dir(path: str) -> None:
         pass
 
 
-class HttpFactory:
+class HttpFactory(ProviderFactory):
     type_name = "archive"
     name = "http"
 

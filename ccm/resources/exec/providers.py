@@ -12,7 +12,7 @@ from typing import Any, List, Mapping, Optional
 from ccm.log import internal
 from ccm.model.durations import parse_duration
 from ccm.model.errors import ValidationError
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.exec import split_command
@@ -86,7 +86,7 @@ class ShellExecProvider(_ExecProvider):
         return props.name
 
 
-class PosixFactory:
+class PosixFactory(ProviderFactory):
     type_name = "exec"
     name = "posix"
     manageable_is_constant = True   # is_manageable: always (True, 1)
@@ -98,7 +98,7 @@ class PosixFactory:
         return PosixExecProvider(runner, log_)
 
 
-class ShellFactory:
+class ShellFactory(ProviderFactory):
     type_name = "exec"
     name = "shell"
 

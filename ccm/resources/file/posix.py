@@ -5,11 +5,12 @@ renamed over the target (atomic replace: readers see the old or the new file, ne
 partial one; a symlink at the target is replaced, never followed); ownership before mode (chown clears setuid bits); attributes are never set
 through a symlink.
 
-Batched (``use_write_batch``, handed in by the apply flow during a run): ``store`` only
-stages the temp file in the run's ``fsafe.DurableBatch`` and the engine makes the batch
-durable and renames it before anything can observe the outcome; until then ``status``
-of a staged path describes the staged file (what the rename will publish: same inode,
-owner, mode, mtime and content), so the flow's verification step sees the new state.
+Writes go through the run's write sink (``use_write_sink``, handed in by the apply flow;
+``fsafe.DIRECT`` outside a run): ``store`` stages its temp file there. The direct sink
+renames it when the write ends; a first run's batching sink (``ccm.apply.batch``) holds it
+and commits it, durable and renamed, before anything can observe the outcome; until then
+``status`` of a staged path describes the staged file (what the rename will publish: same
+inode, owner, mode, mtime and content), so the flow's verification step sees the new state.
 """
 from __future__ import annotations
 
@@ -21,15 +22,17 @@ from ccm import fsafe
 from ccm.digest import sha256_hex
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.resources.file import SAME
-from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
+from ccm.resources.ownership import (CHUNK, format_mode, group_name, known_group_name, known_mode_text,
                                      known_user_name, resolve_ids, sha256_unless_equal, user_name)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ContextManager, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional
+
+    from ccm.model.provider import WriteSink
 
 _O_READ = os.O_RDONLY | os.O_CLOEXEC   # what open(path, "rb") does, unbuffered
 _ONE_READ = 1 << 16   # files below this are compared with their desired bytes in one read
@@ -63,18 +66,18 @@ class PosixFileProvider:
 
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
-        self._batch: Optional[fsafe.DurableBatch] = None
+        self.use_write_sink(fsafe.DIRECT)
 
-    def use_write_batch(self, batch: Optional[fsafe.DurableBatch]) -> None:
-        self._batch = batch
+    def use_write_sink(self, sink: WriteSink) -> None:   # ccm.model.provider.StagingWrites
+        self._sink = sink
+        self._staged = sink.staged   # bound once: every status asks
 
     def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState:
         """The file at ``path`` as it is; ``content`` and ``checksum``: the desired bytes
         and their sha256, when known (a file equal to the bytes is compared, not hashed),
         or the desired sha256 alone. The state keeps its raw facts (``observed``) and makes
         its metadata when first read."""
-        batch = self._batch
-        staged = batch.staged(path) if batch is not None and batch.writes else None   # none: a steady run
+        staged = self._staged(path)   # None: nothing held (every file of a steady run)
         try:
             st = staged.stat if staged is not None and staged.stat is not None else os.stat(path)
         except FileNotFoundError:
@@ -127,9 +130,7 @@ class PosixFileProvider:
         if not os.path.isdir(parent):
             raise ProviderError(f'"{parent}" is not a directory')
         try:
-            writing: ContextManager[Any] = (atomic_replace(path, mode=mode, uid=uid, gid=gid) if self._batch is None
-                       else self._batch.stage(path, mode=mode, uid=uid, gid=gid))
-            with writing as out:
+            with self._sink.stage(path, mode=mode, uid=uid, gid=gid) as out:
                 if source is not None:
                     import shutil
 
@@ -167,11 +168,12 @@ class PosixFileProvider:
             raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
 
 
-class PosixFactory:
+class PosixFactory(ProviderFactory):
     type_name = "file"
     name = "posix"
     manageable_is_constant = True   # is_manageable: always (True, 1)
-    provider_per_run = True   # the provider keeps only the run log and the write batch it is handed
+    provider_per_run = True   # the provider keeps only the run log and the write sink it is handed
+    stages_writes = True
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(True, 1)

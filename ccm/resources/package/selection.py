@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping, Tuple
 
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import on_search_path
 
@@ -36,15 +36,17 @@ def platform_family(facts: Mapping[str, Any]) -> str:
     return str(value or "")
 
 
-class ToolsFactory:
+class ToolsFactory(ProviderFactory):
     """A package manager's factory: usable when every one of its ``tools`` is on PATH;
     priority 1 where the platform family is one of its ``families`` (or unknown), else 2.
     apt and dnf share priority 1 in the spec; on a host with both tools the platform
     family decides, so selection is never random. The split probe (``is_usable`` +
     ``priority``, ``ccm.model.provider.ProviderFactory``) lets the registry read the facts
-    only for that tie."""
+    only for that tie. Its providers answer ``status`` from the run's cache (``prefetches``)."""
 
     type_name = "package"
+    split_probe = True
+    prefetches = True
     tools: Tuple[str, ...] = ()
     families: Tuple[str, ...] = ()
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ccm import fsafe
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.redact import scrub_text
 from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
@@ -386,7 +386,7 @@ class ChoriaScaffoldProvider:
             pass
 
 
-class ChoriaFactory:
+class ChoriaFactory(ProviderFactory):
     type_name = "scaffold"
     name = "choria"
     manageable_is_constant = True   # is_manageable: always (True, 1)

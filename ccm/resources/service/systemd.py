@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, RunCache
+from ccm.model.provider import Manageable, ProviderFactory, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
@@ -237,9 +237,10 @@ class SystemdProvider:
 
 # --- factory -------------------------------------------------------------------------------
 
-class SystemdFactory:
+class SystemdFactory(ProviderFactory):
     type_name = "service"
     name = "systemd"
+    prefetches = True   # SystemdProvider.use_run_cache
 
     def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
         return Manageable(host.which("systemctl") is not None and host.systemd_is_pid1(), 1)

@@ -28,7 +28,7 @@ from typing import Any, List, Mapping, Optional, Sequence
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable
+from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
@@ -160,7 +160,7 @@ class SysvProvider:
         return self._boot(service, False)
 
 
-class SysvFactory:
+class SysvFactory(ProviderFactory):
     type_name = "service"
     name = "sysv"
 

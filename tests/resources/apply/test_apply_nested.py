@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from ccm.model.errors import ValidationError
 from tests.kit_extra import build, make_manager, output
 
@@ -47,7 +47,7 @@ def manifest(*resources, data=None, fail_on_error=False):
 
 def apply_top(m, path):
     mf = load_manifest(str(path), m)
-    return execute(m, mf)
+    return m.execute(mf)
 
 
 def ev(result, type_name, name=None):
@@ -77,8 +77,8 @@ def test_child_relative_to_each_level_shared_session_and_counts(tmp_path):
     assert ("apply", "deeper/grandchild.yaml") in refs
     text = output(m)
     assert "manifest=sub/child.yaml" in text and "Child manifest had changes" in text
-    # manager state restored
-    assert m.depth == 0 and m.noop is False and m.working_dir == str(tmp_path / "site")
+    # the manager's own settings untouched by the nested runs
+    assert m.noop is False and m.working_dir == str(tmp_path / "site")
     # second run: nothing changes, apply not changed
     m2 = make_manager()
     again = apply_top(m2, tmp_path / "site/main.yaml")
@@ -170,7 +170,7 @@ def test_self_applying_manifest_stops_at_depth_10_with_chain(tmp_path):
     assert msg.count(str(tmp_path / "loop.yaml")) == 11  # the top-level manifest, then 10 nested levels
     applies = [e for e in m.session.transaction_events() if e.type == "apply"]
     assert len(applies) == 10  # depth 0..9 each recorded one failed apply event, then it stopped
-    assert m.depth == 0
+    assert m.user_log.attrs == [], "nothing of a nested run stays on the manager"
 
 
 def test_failures_propagate_and_child_fail_on_error(tmp_path):
@@ -220,10 +220,10 @@ def test_monitor_only_runs_child_health_checks_and_changes_nothing(tmp_path):
     top = write(tmp_path / "top.yaml", manifest(apply_res("child.yaml")))
     m = make_manager()
     mf = load_manifest(top, m)
-    result = execute(m, mf, health_check_only=True)
+    result = m.execute(mf, health_check_only=True)
     assert not target.exists(), "health-check-only never changes anything"
     child_events = [e for e in m.session.transaction_events() if e.type == "file"]
     assert len(child_events) == 1 and child_events[0].health_check_only
     assert child_events[0].health_checks[0].status == 2
-    assert m.health_check_only is False, "the mode is restored after the run"
+    assert not hasattr(m, "health_check_only"), "the mode is the run's, never the manager's"
     assert result.failed

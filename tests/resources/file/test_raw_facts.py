@@ -243,7 +243,7 @@ def test_a_staged_file_is_decided_as_from_its_metadata(tmp_path):
                 plain.internal["desired_checksum"] = hashlib.sha256(content.encode()).hexdigest()
                 assert logic.is_desired(props, state) == logic.is_desired(props, plain)
                 assert logic.is_desired(props, state)[0] == (content == f"new {i}" and mode == "0640")
-    batch.flush(False)
+    batch.commit(False)
     clear_id_cache()
 
 

@@ -170,7 +170,7 @@ def test_package_lifecycle(package):
 
 
 def test_missing_package_fails_alone_in_a_manifest(tmp_path, package):
-    from ccm.apply import execute, load_manifest
+    from ccm.apply import load_manifest
 
     before, after = tmp_path / "before.txt", tmp_path / "after.txt"
     manifest = tmp_path / "manifest.yaml"
@@ -199,7 +199,7 @@ def test_missing_package_fails_alone_in_a_manifest(tmp_path, package):
                 mode: "0644"
     """))
     m = manager()
-    result = execute(m, load_manifest(str(manifest), m))
+    result = m.execute(load_manifest(str(manifest), m))
     by_name = {e.name: e for e in result.events}
     missing = by_name[MISSING]
     assert missing.failed

@@ -15,7 +15,6 @@ import subprocess
 
 import pytest
 
-from ccm.apply.engine import execute
 from ccm.apply.manifest import load_manifest
 from ccm.apply.runcache import RunCache
 from ccm.registry import Registry
@@ -53,7 +52,7 @@ def run_manifest(tmp_path, body, runner):
     path = tmp_path / "manifest.yaml"
     path.write_text("ccm:\n  resources:\n" + body)
     m = fakes.manager(registry=Registry(BUILTIN_TYPES), runner=runner)
-    return execute(m, load_manifest(str(path), m)), m
+    return m.execute(load_manifest(str(path), m)), m
 
 
 def packages(names):
@@ -71,7 +70,7 @@ def test_steady_run_asks_dpkg_once(tmp_path):
     assert not result.failed and not result.changed
     assert all(e.status.stable for e in result.events)
     assert dpkg_calls(runner) == [list(QUERY_ALL)]
-    assert m.run_cache is None, "the cache lives for one run only"
+    assert not hasattr(m, "run_cache"), "the cache lives in the run, never on the manager"
     # the versions equal what the per-package query reports
     for e in result.events[:3]:
         one = subprocess.run(["dpkg-query", "-W", STATUS_FORMAT, e.name], capture_output=True, text=True).stdout

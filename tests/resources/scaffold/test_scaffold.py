@@ -282,7 +282,7 @@ def test_absent_removes_managed_files_and_empty_dirs_only(dirs):
 
 
 def test_manifest_without_engine_renders_with_jet_and_noop_purge_logs(tmp_path):
-    from ccm.apply import execute, load_manifest
+    from ccm.apply import load_manifest
 
     tree(tmp_path / "tpl", {"a.txt": "x=[[ data.key ]]"})
     tree(tmp_path / "out", {"stale.txt": "old"})
@@ -291,7 +291,7 @@ def test_manifest_without_engine_renders_with_jet_and_noop_purge_logs(tmp_path):
         "            source: tpl\n            purge: true\n            data:\n              key: \"{{ Data.x + 1 }}\"\n"
         % (tmp_path / "out"))
     m = make_manager(noop=True)
-    result = execute(m, load_manifest(str(tmp_path / "manifest.yaml"), m))
+    result = m.execute(load_manifest(str(tmp_path / "manifest.yaml"), m))
     ev = result.events[0]
     assert not ev.failed, ev.errors
     assert ev.properties["engine"] == "jet"
@@ -299,7 +299,7 @@ def test_manifest_without_engine_renders_with_jet_and_noop_purge_logs(tmp_path):
     assert "Would have removed file" in output(m) and "stale.txt" in output(m)
     assert listing(tmp_path / "out") == ["stale.txt"]
     m = make_manager()
-    result = execute(m, load_manifest(str(tmp_path / "manifest.yaml"), m))
+    result = m.execute(load_manifest(str(tmp_path / "manifest.yaml"), m))
     assert not result.failed
     assert listing(tmp_path / "out") == ["a.txt"] and read(tmp_path / "out/a.txt") == "x=2"
 
