@@ -5,16 +5,17 @@ receive it as a Python callable ``pred(item, index)`` built by the compiler.
 """
 from __future__ import annotations
 
-import datetime
 import json
 import math
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Optional
 
+from ccm.expr.builtins_data import BUILTINS as DATA_BUILTINS
+from ccm.expr.builtins_time import b_date, b_duration, b_now, b_timezone
 from ccm.expr.errors import ExprError
 from ccm.expr.runtime import equal, is_number, truth, type_name
 from ccm.expr.validators import VALIDATORS, is_float, is_int
-from ccm.gocompat.time import GoTime
+from ccm.gocompat.gotypes import GoValue
 
 
 def _need_str(fn: str, value: Any) -> str:
@@ -267,11 +268,6 @@ def b_sum(items: Any, pred: Optional[Callable] = None) -> Any:
     return sum(values) if values else 0
 
 
-def b_mean(items: Any) -> float:
-    values = _numbers_of("mean", items)
-    return float(sum(values)) / len(values) if values else 0.0
-
-
 def b_round(n: Any) -> float:
     if not is_number(n):
         raise ExprError(f"invalid argument for round (type {type_name(n)})")
@@ -305,6 +301,8 @@ def b_type(value: Any) -> str:
         return "array"
     if isinstance(value, Mapping):
         return "map"
+    if isinstance(value, GoValue) and value.GO_KIND != "ptr":
+        return value.GO_TYPE   # a named Go type: time.Time, time.Duration, time.Month
     return "unknown"
 
 
@@ -318,8 +316,15 @@ def _json_key(key: Any) -> str:
 
 
 def _json_default(value: Any) -> Any:
+    from ccm.gocompat.duration import Duration
+    from ccm.gocompat.time import GoTime, Location
+
     if isinstance(value, GoTime):
         return value.rfc3339()
+    if isinstance(value, Duration):
+        return value.ns
+    if isinstance(value, Location):
+        return {}
     if isinstance(value, (set, frozenset)):
         return list(value)
     raise ExprError(f"json: unsupported type: {type_name(value)}")
@@ -340,10 +345,6 @@ def b_from_json(text: Any) -> Any:
         return json.loads(text, parse_int=float)
     except ValueError as err:
         raise ExprError(f"fromJSON: {err}") from None
-
-
-def b_now() -> GoTime:
-    return GoTime(datetime.datetime.now().astimezone())
 
 
 # -- predicate builtins -------------------------------------------------
@@ -447,14 +448,16 @@ BUILTINS: Dict[str, Callable[..., Any]] = {
     "abs": b_abs, "int": b_int, "float": b_float, "string": b_string,
     "keys": b_keys, "values": b_values, "first": b_first, "last": b_last,
     "reverse": b_reverse, "uniq": b_uniq, "concat": b_concat, "flatten": b_flatten,
-    "sort": b_sort, "max": b_max, "min": b_min, "sum": b_sum, "mean": b_mean,
+    "sort": b_sort, "max": b_max, "min": b_min, "sum": b_sum,
     "round": b_round, "ceil": b_ceil, "floor": b_floor, "type": b_type,
-    "toJSON": b_to_json, "fromJSON": b_from_json, "now": b_now,
+    "toJSON": b_to_json, "fromJSON": b_from_json,
     "all": b_all, "any": b_any, "none": b_none, "one": b_one, "filter": b_filter,
     "map": b_map, "count": b_count, "find": b_find, "findIndex": b_find_index,
     "findLast": b_find_last, "findLastIndex": b_find_last_index, "groupBy": b_group_by,
     "sortBy": b_sort_by, "reduce": b_reduce,
 }
+BUILTINS.update(DATA_BUILTINS)
+BUILTINS.update({"now": b_now, "duration": b_duration, "date": b_date, "timezone": b_timezone})
 BUILTINS.update(VALIDATORS)
 
 # builtins that always return a boolean (lets the compiler skip bool checks)

@@ -5,7 +5,9 @@ comparisons/``in``/``matches``/``contains``/``startsWith``/``endsWith`` 20,
 ``..`` 25, ``+ -`` 30, ``* / %`` 60, unary ``- +`` 90 (``not !`` 50),
 ``** ^`` 100 (right-assoc), ``??`` 500; the ternary ``?:`` binds loosest.
 Predicate arguments of the collection builtins are parsed as closures where
-``#`` is the element and a leading ``.field`` means ``#.field``.
+``#`` is the element and a leading ``.field`` means ``#.field``. Sequences ``a; b`` (the
+last value wins), ``let x = v; body`` and ``if c { a } else { b }`` are statements at the
+top, inside parentheses and inside braced predicates, as in expr-lang.
 """
 from __future__ import annotations
 
@@ -122,6 +124,22 @@ class Conditional(Node):
         self.cond, self.then, self.other, self.pos = cond, then, other, pos
 
 
+class Let(Node):
+    """``let name = value; body``: ``name`` is ``value`` inside ``body``."""
+    __slots__ = ("name", "value", "body")
+
+    def __init__(self, name: str, value: Node, body: Node, pos: int) -> None:
+        self.name, self.value, self.body, self.pos = name, value, body, pos
+
+
+class Sequence(Node):
+    """``a; b; c``: each evaluated in turn, the last one's value is the result."""
+    __slots__ = ("items",)
+
+    def __init__(self, items: List[Node], pos: int) -> None:
+        self.items, self.pos = items, pos
+
+
 class ArrayLit(Node):
     __slots__ = ("items",)
 
@@ -161,6 +179,10 @@ class Parser:
     def peek(self, ahead: int = 1) -> Token:
         return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
 
+    def peek_is(self, op: str) -> bool:
+        tok = self.peek()
+        return tok.kind == "op" and tok.value == op
+
     def error(self, message: str, pos: Optional[int] = None) -> ExprError:
         if pos is None:
             pos = self.tok.pos
@@ -184,12 +206,62 @@ class Parser:
     def parse(self) -> Node:
         if self.tok.kind == "eof":
             raise self.error("unexpected end of expression")
-        node = self.expression(0)
+        node = self.sequence()
         if self.tok.kind != "eof":
             raise self.unexpected()
         return node
 
+    def is_word(self, word: str) -> bool:
+        tok = self.tok
+        return tok.kind == "ident" and tok.value == word
+
+    def sequence(self) -> Node:
+        """Expressions separated by ``;`` (a trailing ``;`` at the end is allowed)."""
+        pos = self.tok.pos
+        items = [self.expression(0)]
+        while self.is_op(";"):
+            self.i += 1
+            if self.tok.kind == "eof":
+                break
+            items.append(self.expression(0))
+        return items[0] if len(items) == 1 else Sequence(items, pos)
+
+    def let(self) -> Node:
+        self.i += 1
+        name_tok = self.tok
+        if name_tok.kind != "ident":
+            raise self.unexpected()
+        self.i += 1
+        self.expect("=")
+        value = self.expression(0)
+        self.expect(";")
+        return Let(name_tok.value, value, self.sequence(), name_tok.pos)
+
+    def if_else(self) -> Node:
+        """``if cond { a } else { b }`` (also ``else if``)."""
+        pos = self.tok.pos
+        self.i += 1
+        cond = self.expression(0)
+        self.expect("{")
+        then = self.sequence()
+        self.expect("}")
+        if not self.is_word("else"):
+            raise self.unexpected()
+        self.i += 1
+        if self.is_word("if"):
+            other = self.if_else()
+        else:
+            self.expect("{")
+            other = self.sequence()
+            self.expect("}")
+        return Conditional(cond, then, other, pos)
+
     def expression(self, precedence: int) -> Node:
+        if precedence == 0 and self.tok.kind == "ident":
+            if self.is_word("let") and self.peek().kind == "ident":
+                return self.let()
+            if self.is_word("if") and not self.peek_is("("):
+                return self.if_else()
         left = self.primary()
         previous = ""
         while self.tok.kind == "op":
@@ -262,7 +334,7 @@ class Parser:
             return Unary(tok.value, operand, tok.pos)
         if tok.kind == "op" and tok.value == "(":
             self.i += 1
-            node = self.expression(0)
+            node = self.sequence()
             self.expect(")")
             return self.postfix(node)
         return self.postfix(self.secondary())
@@ -353,10 +425,12 @@ class Parser:
         try:
             if self.is_op("{"):
                 self.i += 1
-                body = self.expression(0)
+                body = self.sequence()
                 self.expect("}")
             else:
                 body = self.expression(0)
+                if self.is_op(";"):
+                    raise self.error("wrap predicate with brackets { and }")
             return Closure(body, self.depth, pos)
         finally:
             self.depth -= 1
