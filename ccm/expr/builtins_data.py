@@ -8,8 +8,6 @@ huge number. Results are bounded by ``ccm.expr.limits``.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, List
 
@@ -157,6 +155,8 @@ def b_from_pairs(pairs: Any) -> Dict[Any, Any]:
 def b_to_base64(s: Any) -> str:
     if not isinstance(s, str):
         raise ExprError(f"cannot use {type_name(s)} as argument (type string) to call toBase64")
+    import base64
+
     from ccm.expr import limits
 
     data = s.encode("utf-8")
@@ -167,6 +167,9 @@ def b_to_base64(s: Any) -> str:
 def b_from_base64(s: Any) -> str:
     if not isinstance(s, str):
         raise ExprError(f"cannot use {type_name(s)} as argument (type string) to call fromBase64")
+    import base64
+    import binascii
+
     text = s.replace("\r", "").replace("\n", "")
     try:
         return base64.b64decode(text.encode("ascii"), validate=True).decode("utf-8", "replace")

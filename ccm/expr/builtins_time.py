@@ -11,15 +11,18 @@ A duration beyond int64 nanoseconds (about 292 years) is an error, not a wrapped
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ccm.expr.errors import ExprError
-from ccm.gocompat import time as gotime
-from ccm.gocompat.duration import Duration, DurationError, parse_duration
-from ccm.gocompat.time import GoTime, Location
-from ccm.gocompat.timefmt import ParseError
 
-_LAYOUTS = ("2006-01-02", "15:04:05", "2006-01-02 15:04:05", gotime.RFC3339,
+if TYPE_CHECKING:
+    from ccm.gocompat.duration import Duration
+    from ccm.gocompat.time import GoTime, Location
+
+# Go's time machinery is imported by the first date function an expression calls: most
+# runs use none, and their start-up should not pay for it.
+
+_LAYOUTS = ("2006-01-02", "15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04:05Z07:00",
             "02 Jan 06 15:04 MST", "Monday, 02-Jan-06 15:04:05 MST", "Mon, 02 Jan 2006 15:04:05 MST")
 
 
@@ -30,35 +33,44 @@ def _str(fn: str, value: Any) -> str:
     return value
 
 
-def b_now(tz: Any = None) -> GoTime:
+def b_now(tz: Any = None) -> "GoTime":
     """``now()`` (local time) or ``now(timezone(...))``."""
+    from ccm.gocompat import time as gotime
+
     t = gotime.now()
     if tz is None:
         return t
-    if not isinstance(tz, Location):
+    if not isinstance(tz, gotime.Location):
         raise ExprError("invalid number of arguments (expected 0, got 1)")
     return t.In(tz)
 
 
-def b_duration(text: Any) -> Duration:
+def b_duration(text: Any) -> "Duration":
+    from ccm.gocompat.duration import DurationError, parse_duration
+
     try:
         return parse_duration(_str("duration", text))
     except DurationError as err:
         raise ExprError(str(err)) from None
 
 
-def b_timezone(name: Any) -> Location:
+def b_timezone(name: Any) -> "Location":
+    from ccm.gocompat import time as gotime
+
     try:
         return gotime.load_location(_str("timezone", name))
     except gotime.LocationError as err:
         raise ExprError(str(err)) from None
 
 
-def b_date(*args: Any) -> GoTime:
+def b_date(*args: Any) -> "GoTime":
     """``date(s)``, ``date(s, layout)``, ``date(s, layout, zone)``; a leading location
     argument (``date(timezone("UTC"), s)``) parses in that location."""
-    tz: Optional[Location] = None
-    if args and isinstance(args[0], Location):
+    from ccm.gocompat import time as gotime
+    from ccm.gocompat.timefmt import ParseError
+
+    tz: Optional["Location"] = None
+    if args and isinstance(args[0], gotime.Location):
         tz, args = args[0], args[1:]
     if not 1 <= len(args) <= 3:
         raise ExprError(f"invalid number of arguments (expected at most 3, got {len(args)})")
@@ -81,7 +93,9 @@ def b_date(*args: Any) -> GoTime:
 
 # -- operators (called by ccm.expr.runtime for operands that are not plain numbers) -------
 
-def _duration(ns: int) -> Duration:
+def _duration(ns: int) -> "Duration":
+    from ccm.gocompat.duration import Duration
+
     try:
         return Duration(ns)
     except OverflowError:
@@ -91,6 +105,9 @@ def _duration(ns: int) -> Duration:
 
 def add(a: Any, b: Any) -> Any:
     """``time + duration``, ``duration + time``, ``duration + duration``; else None."""
+    from ccm.gocompat.duration import Duration
+    from ccm.gocompat.time import GoTime
+
     if isinstance(a, GoTime) and isinstance(b, Duration):
         return a.Add(b)
     if isinstance(a, Duration) and isinstance(b, GoTime):
@@ -101,6 +118,9 @@ def add(a: Any, b: Any) -> Any:
 
 
 def sub(a: Any, b: Any) -> Any:
+    from ccm.gocompat.duration import Duration
+    from ccm.gocompat.time import GoTime
+
     if isinstance(a, GoTime) and isinstance(b, GoTime):
         return a.Sub(b)
     if isinstance(a, GoTime) and isinstance(b, Duration):
@@ -112,6 +132,8 @@ def sub(a: Any, b: Any) -> Any:
 
 def mul(a: Any, b: Any) -> Any:
     """A duration times an integer is a duration, times a float a float (as in expr-lang)."""
+    from ccm.gocompat.duration import Duration
+
     for d, n in ((a, b), (b, a)):
         if isinstance(d, Duration):
             if isinstance(n, Duration):

@@ -206,7 +206,7 @@ def _leading_int(s: str) -> tuple:
     while i < len(s) and "0" <= s[i] <= "9":
         i += 1
     if i == 0:
-        return 0, s, False
+        return 0, s, True
     value = int(s[:i])
     return value, s[i:], value <= 1 << 63
 

@@ -143,17 +143,21 @@ def trunc(c: int, s: str) -> str:
 
 
 def substr(start: int, end: int, s: str) -> str:
+    """Sprig's ``substr`` (byte offsets) with Go's slice panics: ``start < 0`` means
+    ``s[:end]``, an ``end`` past the text or negative means ``s[start:]``."""
     size = _blen(s)
-
-    def bounds(a: int, b: int) -> str:
-        if a < 0 or b > size or a > b:
-            raise FuncError(f"runtime error: slice bounds out of range [{a}:{b}] with length {size}")
-        return _cut(s, a, b)
+    bounds = "runtime error: slice bounds out of range "
     if start < 0:
-        return bounds(0, end)
+        if not 0 <= end <= size:
+            raise FuncError(bounds + (f"[:{end}] with length {size}" if end > size else f"[:{end}]"))
+        return _cut(s, 0, end)
     if end < 0 or end > size:
-        return bounds(start, size)
-    return bounds(start, end)
+        if start > size:
+            raise FuncError(bounds + f"[{start}:{size}]")
+        return _cut(s, start, size)
+    if start > end:
+        raise FuncError(bounds + f"[{start}:{end}]")
+    return _cut(s, start, end)
 
 
 def repeat(count: int, s: str) -> str:
