@@ -28,6 +28,17 @@ def _to_int(fn: str, value: Any) -> int:
     return _wrap(int(value))
 
 
+def need_list(fn: str, value: Any) -> list:
+    """The items a collection builtin iterates: a list's, a map's values; nil is empty."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, Mapping):
+        return list(value.values())
+    raise ExprError(f"cannot iterate over {type_name(value)} in {fn}")
+
+
 def _index(value: Any) -> int:
     """expr-lang's ``runtime.ToInt`` (numbers truncate, anything else fails)."""
     if isinstance(value, bool) or not is_number(value):

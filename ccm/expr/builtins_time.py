@@ -67,7 +67,7 @@ def b_date(*args: Any) -> "GoTime":
     """``date(s)``, ``date(s, layout)``, ``date(s, layout, zone)``; a leading location
     argument (``date(timezone("UTC"), s)``) parses in that location."""
     from ccm.gocompat import time as gotime
-    from ccm.gocompat.timefmt import ParseError
+    from ccm.gocompat.timeparse import ParseError
 
     tz: Optional["Location"] = None
     if args and isinstance(args[0], gotime.Location):

@@ -214,7 +214,7 @@ class _Translator:
         m = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])").match(p, i)
         if m is None:
             raise _fail("invalid or unsupported Perl syntax", p[i:i + 3])
-        on, off, end = m.group(1), m.group(2) or "", m.group(3)
+        on, off, closer = m.group(1), m.group(2) or "", m.group(3)
         if any(f not in "ims" for f in on + off):
             bad = next(f for f in on + off if f not in "ims")
             if bad == "U":
@@ -223,7 +223,7 @@ class _Translator:
         flags = (self.flags | set(on)) - set(off)
         spec = on + (("-" + off) if off else "")
         self.i = m.end()
-        if end == ":":
+        if closer == ":":
             self.stack.append([frozenset(flags), 0])
             self.out.append(f"(?{spec}:" if spec else "(?:")
         else:

@@ -13,24 +13,35 @@ Errors are ``SemverError`` with the library's texts. Standard library only.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from ccm.gocompat.gotypes import GoValue
 
 __all__ = ["SemverError", "Version", "Constraints", "new_version", "new_constraint"]
 
-_VERSION = re.compile(r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?"
-                      r"(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?"
-                      r"(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?\Z", re.ASCII)
+_VERSION = (r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?"
+            r"(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?"
+            r"(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?\Z")
 _CV = (r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?"
        r"(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?"
        r"(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?")
 _OPS = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^"
 _S = r"[\t\n\f\r ]"   # Go's \s
-_CONSTRAINT = re.compile(rf"^{_S}*({_OPS}){_S}*({_CV}){_S}*\Z", re.ASCII)
-_RANGE = re.compile(rf"{_S}*({_CV}){_S}+-{_S}+({_CV}){_S}*", re.ASCII)
-_FIND = re.compile(rf"({_OPS}){_S}*({_CV})", re.ASCII)
-_VALID = re.compile(rf"^({_S}*({_OPS}){_S}*({_CV}){_S}*)((?:{_S}+|,{_S}*)({_OPS}){_S}*({_CV}){_S}*)*\Z", re.ASCII)
+_PATTERNS = {
+    "version": _VERSION,
+    "constraint": rf"^{_S}*({_OPS}){_S}*({_CV}){_S}*\Z",
+    "range": rf"{_S}*({_CV}){_S}+-{_S}+({_CV}){_S}*",
+    "find": rf"({_OPS}){_S}*({_CV})",
+    "valid": rf"^({_S}*({_OPS}){_S}*({_CV}){_S}*)((?:{_S}+|,{_S}*)({_OPS}){_S}*({_CV}){_S}*)*\Z",
+}
+
+
+@lru_cache(maxsize=None)
+def _rx(name: str) -> "re.Pattern":
+    """The library's regular expressions, compiled on first use (a render that uses no
+    semver function should not pay for them)."""
+    return re.compile(_PATTERNS[name], re.ASCII)
 _ALLOWED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")
 _MAX_U64 = (1 << 64) - 1
 
@@ -175,7 +186,7 @@ def _validate(pre: str, metadata: str) -> None:
 
 def new_version(text: Any) -> Version:
     """``semver.NewVersion``."""
-    m = _VERSION.match(text) if isinstance(text, str) else None
+    m = _rx("version").match(text) if isinstance(text, str) else None
     if m is None:
         raise SemverError("Invalid Semantic Version")
     parts = []
@@ -199,7 +210,7 @@ class _Constraint:
             self.minor_dirty = self.patch_dirty = False
             self.dirty = True
             return
-        m = _CONSTRAINT.match(text)
+        m = _rx("constraint").match(text)
         if m is None:
             raise SemverError(f"improper constraint: {text}")
         self.op, self.orig = m.group(1), m.group(2)
@@ -315,7 +326,7 @@ class Constraints:
 
 def _rewrite_range(text: str) -> str:
     out = text
-    for m in _RANGE.finditer(text):
+    for m in _rx("range").finditer(text):
         out = out.replace(m.group(0), f">= {m.group(1)}, <= {m.group(11)} ", 1)
     return out
 
@@ -326,8 +337,8 @@ def new_constraint(text: Any) -> Constraints:
         raise SemverError(f"improper constraint: {text}")
     alternatives: List[List[_Constraint]] = []
     for part in _rewrite_range(text).split("||"):
-        if not _VALID.match(part):
+        if not _rx("valid").match(part):
             raise SemverError(f"improper constraint: {part}")
-        found: Optional[List[str]] = [m.group(0) for m in _FIND.finditer(part)] or [part]
+        found: Optional[List[str]] = [m.group(0) for m in _rx("find").finditer(part)] or [part]
         alternatives.append([_Constraint(s) for s in found or ()])
     return Constraints(alternatives)

@@ -284,7 +284,8 @@ class GoTime(GoValue):
     def dt(self) -> datetime.datetime:
         """This instant as an aware ``datetime`` (microseconds; years 1..9999 only)."""
         zone, offset = self.loc.lookup(self.sec)
-        tz = datetime.timezone(datetime.timedelta(seconds=offset), zone or None)
+        delta = datetime.timedelta(seconds=offset)
+        tz = datetime.timezone(delta, zone) if zone else datetime.timezone(delta)
         epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
         return (epoch + datetime.timedelta(seconds=self.sec, microseconds=self.nsec // 1000)).astimezone(tz)
 
@@ -348,7 +349,9 @@ def parse_in_location(layout: str, value: str, loc: Location) -> GoTime:
 def parse(layout: str, value: str, default: Location = UTC, local: Location = LOCAL) -> GoTime:
     """Go's ``time.Parse``: no zone in the text means ``default``; a zone offset or name
     that ``local`` uses is taken as ``local``, any other becomes a fixed zone."""
-    p = timefmt.parse_fields(layout, value)
+    from ccm.gocompat.timeparse import parse_fields   # only parsing needs it
+
+    p = parse_fields(layout, value)
     if p.utc:
         return date(p.year, p.month, p.day, p.hour, p.minute, p.second, p.nsec, UTC)
     if p.offset is not None:

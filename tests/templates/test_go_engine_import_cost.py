@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAZY = ("ccm.templates.gotmpl", "ccm.gocompat.time", "ccm.gocompat.timefmt", "ccm.gocompat.duration",
+LAZY = ("ccm.templates.gotmpl", "ccm.gocompat.time", "ccm.gocompat.timefmt", "ccm.gocompat.timeparse", "ccm.gocompat.duration",
         "ccm.gocompat.regexp", "ccm.gocompat.semver", "ccm.gocompat.url", "zoneinfo")
 
 

@@ -8,7 +8,7 @@ import pytest
 from ccm.gocompat import time as gotime
 from ccm.gocompat.duration import HOUR, MILLISECOND, MINUTE, SECOND, Duration, DurationError, parse_duration
 from ccm.gocompat.time import UTC, GoTime, date, fixed_zone, load_location, parse, parse_in_location
-from ccm.gocompat.timefmt import ParseError
+from ccm.gocompat.timeparse import ParseError
 
 # Go's reference time in its own zone (MST, -0700) and a time with nanoseconds
 REF = date(2006, 1, 2, 15, 4, 5, 0, fixed_zone("MST", -7 * 3600))

@@ -138,6 +138,14 @@ def test_regex_search_is_bounded_in_time() -> None:
     assert "ran longer than" in message
 
 
+def test_integers_read_from_yaml_are_go_ints() -> None:
+    """YAML integers are int subclasses remembering their text: still Go ints for Sprig."""
+    from ccm.yamlio import TextInt
+
+    dot = {"n": TextInt(2, "2"), "xs": [TextInt(1, "1")]}
+    assert render('{{ repeat .n "ab" }} {{ until .n }} {{ has 1 .xs }} {{ typeOf .n }}', dot) == "abab [0 1] true int"
+
+
 def test_user_functions_override_sprig_and_sprig_overrides_builtins() -> None:
     assert render('{{ upper "x" }}') == "X"
     assert render_go('{{ upper "x" }}', {}, functions={"upper": lambda s: "U"}) == "U"

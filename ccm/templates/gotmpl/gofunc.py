@@ -120,11 +120,14 @@ def _runtime(code: str, value: Any) -> Any:
         raise FuncError(f"invalid value; expected {TYPES[code]}")
     if code == "a":
         return value
+    # a Go int is any Python int but a bool or another Go integer type (int64, time.Month);
+    # YAML's integers arrive as int subclasses that remember their text
+    plain_int = isinstance(value, int) and not isinstance(value, (bool, GoValue))
     ok = {
         "s": isinstance(value, str),
-        "i": type(value) is int,
-        "u": type(value) is int and 0 <= value < 1 << 32,
-        "f": type(value) is float,
+        "i": plain_int,
+        "u": plain_int and 0 <= value < 1 << 32,
+        "f": isinstance(value, float) and not isinstance(value, GoValue),
         "b": isinstance(value, bool),
         "m": isinstance(value, dict) and not isinstance(value, StringMap),
         "t": isinstance(value, GoTime),

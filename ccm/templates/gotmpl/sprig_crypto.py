@@ -9,12 +9,7 @@ dependency.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import secrets
-import struct
-import zlib
+from typing import Callable
 
 from ccm.templates.gotmpl.gofunc import Row, refused
 from ccm.templates.gotmpl.values import FuncError
@@ -44,6 +39,10 @@ _SEED = b"com.lyndir.masterpassword"
 
 def derive_password(counter: int, kind: str, password: str, user: str, site: str) -> str:
     """Sprig's ``derivePassword`` (the Spectre/Master Password algorithm)."""
+    import hashlib
+    import hmac
+    import struct
+
     templates = _TEMPLATES.get(kind)
     if templates is None:
         return f"cannot find password template {kind}"
@@ -69,22 +68,34 @@ def _htpasswd(user: str, password: str) -> str:
 
 
 def _rand_bytes(count: int) -> str:
+    import base64
+    import secrets
+
+    from ccm.expr import limits
+
     if count < 0:
         raise FuncError("runtime error: makeslice: len out of range")
-    from ccm.expr import limits
     limits.check_string_size("randBytes", count)
     return base64.b64encode(secrets.token_bytes(count)).decode("ascii")
 
 
-def _hex(algorithm: str):   # type: ignore[no-untyped-def]
-    return lambda s: hashlib.new(algorithm, s.encode("utf-8")).hexdigest()
+def _hex(algorithm: str) -> Callable[[str], str]:
+    def digest(s: str) -> str:
+        import hashlib
+        return hashlib.new(algorithm, s.encode("utf-8")).hexdigest()
+    return digest
+
+
+def _adler32(s: str) -> str:
+    import zlib
+    return str(zlib.adler32(s.encode("utf-8")))
 
 
 ROWS = [
     Row("sha1sum", _hex("sha1"), "s"),
     Row("sha256sum", _hex("sha256"), "s"),
     Row("sha512sum", _hex("sha512"), "s"),
-    Row("adler32sum", lambda s: str(zlib.adler32(s.encode("utf-8"))), "s"),
+    Row("adler32sum", _adler32, "s"),
     Row("htpasswd", _htpasswd, "ss"),
     Row("randBytes", _rand_bytes, "i"),
     Row("derivePassword", derive_password, "ussss"),

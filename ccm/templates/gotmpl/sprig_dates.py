@@ -16,7 +16,6 @@ from ccm.gocompat import time as gotime
 from ccm.gocompat.duration import HOUR, MINUTE, SECOND, Duration, DurationError, parse_duration
 from ccm.gocompat.gotypes import Int64
 from ccm.gocompat.strconv import parse_int
-from ccm.gocompat.timefmt import ParseError
 from ccm.gocompat.time import GoTime
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.sprig_strings import wrap64
@@ -87,6 +86,8 @@ def _date_modify(change: str, t: GoTime) -> GoTime:
 
 
 def _to_date(layout: str, text: str) -> GoTime:
+    from ccm.gocompat.timeparse import ParseError
+
     try:
         return gotime.parse_in_location(layout, text, gotime.LOCAL)
     except ParseError as err:

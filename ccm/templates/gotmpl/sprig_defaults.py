@@ -15,7 +15,6 @@ from typing import Any
 from ccm.gocompat import json as gojson
 from ccm.gocompat.duration import Duration
 from ccm.gocompat.gotypes import kind_name, type_name
-from ccm.gocompat.semver import Version
 from ccm.gocompat.time import GoTime, Location
 from ccm.templates.gotmpl.gofunc import Row, returns
 from ccm.templates.gotmpl.sprig_lists import deep_equal, empty
@@ -30,6 +29,8 @@ def _json_default(v: Any) -> Any:
         return v.rfc3339()
     if isinstance(v, Duration):
         return v.ns
+    from ccm.gocompat.semver import Version
+
     if isinstance(v, Version):
         return v.String()
     if isinstance(v, Location):

@@ -17,7 +17,8 @@ from ccm.gocompat.duration import Duration
 from ccm.gocompat.fmt import go_key_order
 from ccm.gocompat.gotypes import GoValue, StringList, kind_name, type_name
 from ccm.templates.gotmpl.gofunc import Row, returns
-from ccm.templates.gotmpl.sprig_strings import strval, to_int
+from ccm.templates.gotmpl.sprig_convert import to_int
+from ccm.templates.gotmpl.sprig_strings import strval
 from ccm.templates.gotmpl.values import FuncError, truth
 
 _NIL_DEREF = "runtime error: invalid memory address or nil pointer dereference"

@@ -8,13 +8,13 @@ Integer functions convert their operands with ``cast.ToInt64`` and return Go ``i
 from __future__ import annotations
 
 import math
-import random
 from decimal import ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, localcontext
 from typing import Any, Callable, List
 
 from ccm.gocompat.gotypes import Int64, IntList
 from ccm.templates.gotmpl.gofunc import Row
-from ccm.templates.gotmpl.sprig_strings import to_float, to_int, wrap64
+from ccm.templates.gotmpl.sprig_convert import to_float, to_int
+from ccm.templates.gotmpl.sprig_strings import wrap64
 from ccm.templates.gotmpl.values import FuncError
 
 
@@ -173,6 +173,8 @@ def _seq(*params: int) -> str:
 def _rand_int(low: int, high: int) -> int:
     if high - low <= 0:
         raise FuncError("invalid argument to Intn")
+    import random
+
     return random.randrange(high - low) + low
 
 

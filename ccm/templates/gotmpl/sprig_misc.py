@@ -12,12 +12,8 @@ the ``must`` ones with the compile error; ``regexMatch`` of a bad pattern is fal
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Any, Callable, Dict, List
 
-from ccm.gocompat import regexp as goregexp
-from ccm.gocompat import semver
-from ccm.gocompat import url as gourl
 from ccm.gocompat.gotypes import StringList
 from ccm.gocompat.strconv import quote
 from ccm.templates.gotmpl.gofunc import Row, refused, returns
@@ -26,8 +22,15 @@ from ccm.templates.gotmpl.values import FuncError
 
 # -- regex ------------------------------------------------------------------------------
 
+def _re() -> Any:
+    from ccm.gocompat import regexp as goregexp
+    return goregexp
+
+
 def _compile(pattern: str) -> Any:
     from ccm.expr import limits
+    from ccm.gocompat import regexp as goregexp
+
     try:
         rx = goregexp.compile(pattern)
     except goregexp.RegexpError as err:
@@ -53,6 +56,8 @@ def _must_compile_panic(err: FuncError, args: tuple) -> Any:
 
 def _replace(pattern: str, s: str, repl: str, literal: bool) -> str:
     from ccm.expr import limits
+    from ccm.gocompat import regexp as goregexp
+
     result = _bounded(pattern, s, lambda rx: goregexp.replace_all(rx, s, repl, literal))
     limits.check_string_size("regexReplaceAll", len(result))
     return result
@@ -141,9 +146,17 @@ def expandenv(s: str, environ: Any = None) -> str:
     return "".join(out) + s[i:]
 
 
+def _uuidv4() -> str:
+    import uuid   # it loads platform and subprocess: only when a template asks
+
+    return str(uuid.uuid4())
+
+
 # -- URL --------------------------------------------------------------------------------
 
 def url_parse(raw: str) -> Dict[str, Any]:
+    from ccm.gocompat import url as gourl
+
     try:
         u = gourl.parse(raw)
     except gourl.URLError as err:
@@ -163,6 +176,8 @@ def _field(d: Dict[str, Any], key: str) -> str:
 
 
 def url_join(d: Dict[str, Any]) -> str:
+    from ccm.gocompat import url as gourl
+
     u = gourl.URL()
     u.scheme, u.host, u.path = _field(d, "scheme"), _field(d, "host"), _field(d, "path")
     u.raw_query, u.opaque, u.fragment = _field(d, "query"), _field(d, "opaque"), _field(d, "fragment")
@@ -178,7 +193,9 @@ def url_join(d: Dict[str, Any]) -> str:
 
 # -- semver -----------------------------------------------------------------------------
 
-def _semver(text: str) -> semver.Version:
+def _semver(text: str) -> Any:
+    from ccm.gocompat import semver
+
     try:
         return semver.new_version(text)
     except semver.SemverError as err:
@@ -186,6 +203,8 @@ def _semver(text: str) -> semver.Version:
 
 
 def _semver_compare(constraint: str, version: str) -> bool:
+    from ccm.gocompat import semver
+
     try:
         return semver.new_constraint(constraint).check(semver.new_version(version))
     except semver.SemverError as err:
@@ -196,7 +215,7 @@ ROWS = [
     # strings.md: regular expressions
     Row("regexMatch", lambda p, s: _bounded(p, s, lambda rx: rx.search(s) is not None), "ss",
         must="mustRegexMatch", lenient=returns(False)),
-    Row("regexFindAll", lambda p, s, n: StringList(_bounded(p, s, lambda rx: goregexp.find_all(rx, s, n))),
+    Row("regexFindAll", lambda p, s, n: StringList(_bounded(p, s, lambda rx: _re().find_all(rx, s, n))),
         "ssi", must="mustRegexFindAll", lenient=_must_compile_panic),
     Row("regexFind", lambda p, s: _bounded(p, s, lambda rx: (lambda m: m.group(0) if m else "")(rx.search(s))),
         "ss", must="mustRegexFind", lenient=_must_compile_panic),
@@ -204,9 +223,9 @@ ROWS = [
         lenient=_must_compile_panic),
     Row("regexReplaceAllLiteral", lambda p, s, r: _replace(p, s, r, True), "sss",
         must="mustRegexReplaceAllLiteral", lenient=_must_compile_panic),
-    Row("regexSplit", lambda p, s, n: StringList(_bounded(p, s, lambda rx: goregexp.split(rx, s, n))), "ssi",
+    Row("regexSplit", lambda p, s, n: StringList(_bounded(p, s, lambda rx: _re().split(rx, s, n))), "ssi",
         must="mustRegexSplit", lenient=_must_compile_panic),
-    Row("regexQuoteMeta", goregexp.quote_meta, "s"),
+    Row("regexQuoteMeta", lambda s: _re().quote_meta(s), "s"),
     # paths.md
     Row("base", base, "s", aliases=("osBase",)),
     Row("dir", dirname, "s", aliases=("osDir",)),
@@ -216,7 +235,7 @@ ROWS = [
     # os.md, uuid.md
     Row("env", lambda name: os.environ.get(name, ""), "s"),
     Row("expandenv", expandenv, "s"),
-    Row("uuidv4", lambda: str(uuid.uuid4()), ""),
+    Row("uuidv4", _uuidv4, ""),
     # url.md, network.md
     Row("urlParse", url_parse, "s"),
     Row("urlJoin", url_join, "m"),
