@@ -13,7 +13,6 @@ Errors are ``SemverError`` with the library's texts. Standard library only.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from ccm.gocompat.gotypes import GoValue
@@ -37,11 +36,16 @@ _PATTERNS = {
 }
 
 
-@lru_cache(maxsize=None)
+_COMPILED: Dict[str, "re.Pattern"] = {}
+
+
 def _rx(name: str) -> "re.Pattern":
     """The library's regular expressions, compiled on first use (a render that uses no
     semver function should not pay for them)."""
-    return re.compile(_PATTERNS[name], re.ASCII)
+    compiled = _COMPILED.get(name)
+    if compiled is None:
+        compiled = _COMPILED[name] = re.compile(_PATTERNS[name], re.ASCII)
+    return compiled
 _ALLOWED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")
 _MAX_U64 = (1 << 64) - 1
 
