@@ -65,15 +65,9 @@ def b_trim_suffix(s: Any, suffix: Any = " ") -> str:
 
 
 def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
-    s, sep, n = _need_str("split", s), _need_str("split", sep), _need_int("split", n)
-    if n == 0:
-        return []
-    if sep == "":
-        chars = list(s)
-        if 0 < n < len(chars):
-            chars = chars[:n - 1] + ["".join(chars[n - 1:])]
-        return chars
-    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+    from ccm.gocompat.strings import split_n
+
+    return split_n(_need_str("split", s), _need_str("split", sep), _need_int("split", n))
 
 
 def b_join(items: Any, sep: Any = "") -> str:
@@ -307,15 +301,8 @@ def _json_key(key: Any) -> str:
 
 
 def _json_default(value: Any) -> Any:
-    from ccm.gocompat.duration import Duration
-    from ccm.gocompat.time import GoTime, Location
-
-    if isinstance(value, GoTime):
-        return value.rfc3339()
-    if isinstance(value, Duration):
-        return value.ns
-    if isinstance(value, Location):
-        return {}
+    if isinstance(value, GoValue):
+        return value.json_value()
     if isinstance(value, (set, frozenset)):
         return list(value)
     raise ExprError(f"json: unsupported type: {type_name(value)}")

@@ -48,24 +48,11 @@ def _index(value: Any) -> int:
 
 def b_split_after(s: Any, sep: Any, n: Any = -1) -> List[str]:
     """Go's ``strings.SplitAfterN``: each piece keeps its separator."""
+    from ccm.gocompat.strings import split_after_n
+
     if not isinstance(s, str) or not isinstance(sep, str):
         raise ExprError(f"invalid argument for splitAfter (type {type_name(s if not isinstance(s, str) else sep)})")
-    count = _index(n)
-    if count == 0:
-        return []
-    if sep == "":
-        chars = list(s)
-        return chars[:count - 1] + ["".join(chars[count - 1:])] if 0 < count < len(chars) else chars
-    out: List[str] = []
-    start = 0
-    while count < 0 or len(out) < count - 1:
-        i = s.find(sep, start)
-        if i < 0:
-            break
-        out.append(s[start:i + len(sep)])
-        start = i + len(sep)
-    out.append(s[start:])
-    return out
+    return split_after_n(s, sep, _index(n))
 
 
 def _numbers(fn: str, args: Any, out: List[float], depth: int = 0) -> List[float]:

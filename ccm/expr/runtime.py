@@ -14,29 +14,12 @@ from typing import Any, Callable
 
 from ccm.expr.errors import ExprError
 from ccm.gocompat.gotypes import GoValue
+from ccm.gocompat.gotypes import type_name as go_type_name
 
 
 def type_name(value: Any) -> str:
-    """Go-ish type name used in error messages."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(value, Mapping):
-        return "map[string]interface {}"
-    if callable(value):
-        return "func"
-    if isinstance(value, GoValue):
-        return value.GO_TYPE
-    return type(value).__name__
+    """Go's name of a value's type, for error messages (``int``, ``[]interface {}`` ...)."""
+    return go_type_name(value)
 
 
 _NUMERIC = frozenset({int, float})

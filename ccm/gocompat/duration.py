@@ -118,6 +118,9 @@ class Duration(GoValue):
     def String(self) -> str:  # noqa: N802
         return _format(self.ns)
 
+    def json_value(self) -> int:
+        return self.ns
+
     # -- Python protocol
     def __str__(self) -> str:
         return _format(self.ns)

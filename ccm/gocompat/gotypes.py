@@ -9,17 +9,25 @@ exactly like its Python base. Standard library only.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Tuple
 
 __all__ = ["GoValue", "Int64", "StringList", "IntList", "StringMap", "type_name", "kind_name"]
 
 
 class GoValue:
-    """Base of values that know their Go type (``GO_TYPE``) and reflect kind (``GO_KIND``)."""
+    """Base of values that know their Go type (``GO_TYPE``) and reflect kind (``GO_KIND``).
+
+    ``json_value()`` is what Go's ``encoding/json`` writes for it (times as RFC 3339
+    text, durations as nanoseconds ...); the int, list and map subclasses below are
+    encoded as their Python bases and never asked.
+    """
 
     __slots__ = ()
     GO_TYPE = "interface {}"
     GO_KIND = "interface"
+
+    def json_value(self) -> Any:
+        raise ValueError(f"json: unsupported type: {self.GO_TYPE}")
 
 
 class Int64(int, GoValue):
@@ -54,49 +62,30 @@ class StringMap(dict, GoValue):
     GO_KIND = "map"
 
 
+# plain Python values and the Go (type, kind) they decode from, in the order they are tried
+_PLAIN = ((bool, "bool", "bool"), (int, "int", "int"), (float, "float64", "float64"), (str, "string", "string"),
+          ((bytes, bytearray), "[]uint8", "slice"), ((list, tuple), "[]interface {}", "slice"),
+          (Mapping, "map[string]interface {}", "map"))
+
+
+def _go_type(v: Any) -> Tuple[str, str]:
+    if isinstance(v, GoValue):
+        return v.GO_TYPE, v.GO_KIND
+    if v is None:
+        return "<nil>", "invalid"
+    for cls, go_type, kind in _PLAIN:
+        if isinstance(v, cls):
+            return go_type, kind
+    if callable(v):
+        return "func", "func"
+    return type(v).__name__, "struct"
+
+
 def type_name(v: Any) -> str:
     """Go's ``%T`` of a value (``<nil>`` for nil)."""
-    if isinstance(v, GoValue):
-        return v.GO_TYPE
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (bytes, bytearray)):
-        return "[]uint8"
-    if isinstance(v, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    if callable(v):
-        return "func"
-    return type(v).__name__
+    return _go_type(v)[0]
 
 
 def kind_name(v: Any) -> str:
     """``reflect.ValueOf(v).Kind().String()`` (``invalid`` for nil)."""
-    if isinstance(v, GoValue):
-        return v.GO_KIND
-    if v is None:
-        return "invalid"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple, bytes, bytearray)):
-        return "slice"
-    if isinstance(v, dict):
-        return "map"
-    if callable(v):
-        return "func"
-    return "struct"
+    return _go_type(v)[1]

@@ -75,6 +75,9 @@ class Version(GoValue):
             text += "+" + self.metadata
         return text
 
+    def json_value(self) -> str:
+        return self.String()
+
     def Original(self) -> str:  # noqa: N802
         return self.original
 

@@ -100,6 +100,9 @@ class Location(GoValue):
     def String(self) -> str:  # noqa: N802
         return self.name
 
+    def json_value(self) -> dict:
+        return {}   # a *time.Location has no exported fields
+
     def __str__(self) -> str:
         return self.name
 
@@ -279,6 +282,12 @@ class GoTime(GoValue):
     def rfc3339(self) -> str:
         """The text Go's ``json.Marshal`` writes for a time (RFC 3339 with nanoseconds)."""
         return self.Format(RFC3339_NANO)
+
+    def json_value(self) -> str:
+        if not 0 <= self.Year() <= 9999:
+            raise ValueError("json: error calling MarshalJSON for type time.Time: "
+                             "Time.MarshalJSON: year outside of range [0,9999]")
+        return self.rfc3339()
 
     @property
     def dt(self) -> datetime.datetime:

@@ -6,7 +6,6 @@ Scaffolds render through the real scaffold resource into real directories."""
 from __future__ import annotations
 
 import datetime
-import os
 
 import pytest
 
@@ -14,15 +13,7 @@ from ccm.registration.entry import Entry
 from ccm.registration.filesd import Entries
 from ccm.templates import make_environment, render_string
 from tests.kit_extra import make_manager, run
-
-
-def tree(root, files):
-    for rel, text in files.items():
-        path = os.path.join(str(root), rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as fh:
-            fh.write(text)
-    return str(root)
+from tests.resources.scaffold.test_scaffold import tree
 
 
 def scaffold(m, src, target, **kw):

@@ -13,28 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from ccm.gocompat import json as gojson
-from ccm.gocompat.duration import Duration
-from ccm.gocompat.gotypes import kind_name, type_name
-from ccm.gocompat.time import GoTime, Location
+from ccm.gocompat.gotypes import GoValue, kind_name, type_name
 from ccm.templates.gotmpl.gofunc import Row, returns
 from ccm.templates.gotmpl.sprig_lists import deep_equal, empty
 from ccm.templates.gotmpl.values import FuncError
 
 
 def _json_default(v: Any) -> Any:
-    if isinstance(v, GoTime):
-        if not 0 <= v.Year() <= 9999:
-            raise ValueError("json: error calling MarshalJSON for type time.Time: "
-                             "Time.MarshalJSON: year outside of range [0,9999]")
-        return v.rfc3339()
-    if isinstance(v, Duration):
-        return v.ns
-    from ccm.gocompat.semver import Version
-
-    if isinstance(v, Version):
-        return v.String()
-    if isinstance(v, Location):
-        return {}
+    if isinstance(v, GoValue):
+        return v.json_value()
     if isinstance(v, (set, frozenset)):
         return list(v)
     raise ValueError(f"json: unsupported type: {type_name(v)}")

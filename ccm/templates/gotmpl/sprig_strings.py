@@ -13,6 +13,7 @@ from typing import Any, Callable, List
 from ccm.gocompat.fmt import go_sprint
 from ccm.gocompat.gotypes import StringList, StringMap
 from ccm.gocompat.strconv import quote
+from ccm.gocompat.strings import split_n
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.values import FuncError
 
@@ -192,14 +193,7 @@ def indent(spaces: int, s: str) -> str:
 
 def go_split(s: str, sep: str, n: int = -1) -> List[str]:
     """``strings.SplitN`` (``n < 0``: all; ``sep == ""``: every character)."""
-    if n == 0:
-        return []
-    if sep == "":
-        chars = list(s)
-        if 0 < n < len(chars):
-            chars = chars[:n - 1] + ["".join(chars[n - 1:])]
-        return chars
-    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+    return split_n(s, sep, n)
 
 
 def strslice(v: Any) -> StringList:
