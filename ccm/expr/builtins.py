@@ -300,19 +300,11 @@ def _json_key(key: Any) -> str:
     return go_sprint(key)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, GoValue):
-        return value.json_value()
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    raise ExprError(f"json: unsupported type: {type_name(value)}")
-
-
 def b_to_json(value: Any) -> str:
     """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
     from ccm.gocompat import json as gojson
     try:
-        return gojson.dumps(value, indent=2, key=_json_key, default=_json_default)
+        return gojson.dumps(value, indent=2, key=_json_key, default=gojson.go_default)
     except ValueError as err:
         raise ExprError(str(err)) from None
 

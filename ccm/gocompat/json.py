@@ -13,6 +13,8 @@ import math
 from decimal import Decimal
 from typing import Any, Callable, List, Mapping, Optional
 
+from ccm.gocompat.gotypes import GoValue, type_name
+
 
 def json_float(value: float) -> str:
     """A float as Go's encoding/json writes it (exponent only outside [1e-6, 1e21))."""
@@ -38,6 +40,16 @@ def string(text: str, escape_html: bool = True) -> str:
     if escape_html:
         out = out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def go_default(value: Any) -> Any:
+    """A ``default`` for ``dumps``: Go values (times, durations ...) as Go encodes them, sets
+    as lists; anything else is Go's ``json: unsupported type`` error."""
+    if isinstance(value, GoValue):
+        return value.json_value()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise ValueError(f"json: unsupported type: {type_name(value)}")
 
 
 def dumps(value: Any, *, indent: Optional[int] = None, sort_keys: bool = True,

@@ -13,18 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ccm.gocompat import json as gojson
-from ccm.gocompat.gotypes import GoValue, kind_name, type_name
+from ccm.gocompat.gotypes import kind_name, type_name
 from ccm.templates.gotmpl.gofunc import Row, returns
 from ccm.templates.gotmpl.sprig_lists import deep_equal, empty
 from ccm.templates.gotmpl.values import FuncError
-
-
-def _json_default(v: Any) -> Any:
-    if isinstance(v, GoValue):
-        return v.json_value()
-    if isinstance(v, (set, frozenset)):
-        return list(v)
-    raise ValueError(f"json: unsupported type: {type_name(v)}")
 
 
 def _json_key(k: Any) -> str:
@@ -38,7 +30,7 @@ def _json_key(k: Any) -> str:
 def _to_json(indent: Any = None, escape: bool = True) -> Any:
     def encode(v: Any) -> str:
         try:
-            return gojson.dumps(v, indent=indent, key=_json_key, default=_json_default, escape_html=escape)
+            return gojson.dumps(v, indent=indent, key=_json_key, default=gojson.go_default, escape_html=escape)
         except ValueError as err:
             raise FuncError(str(err)) from None
         except RecursionError:
