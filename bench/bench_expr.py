@@ -3,6 +3,11 @@
 Run: python bench/bench_expr.py   (prints timings and the ratio; no pass/fail)
 Both sides share one environment, so the lookup() snapshot and gjson path
 parsing are cached for both; the ratio measures the expression machinery.
+
+Instruction counts (stable on a busy machine): ``--loop N CASE`` only evaluates case
+CASE (0-3, 4 = render_string) N times; run it under callgrind with two N and divide
+the difference, e.g. ``valgrind --tool=callgrind python bench/bench_expr.py --loop 11000 1``
+minus ``... --loop 1000 1``, over 10000.
 """
 from __future__ import annotations
 
@@ -38,13 +43,29 @@ def _paired(fn_a, fn_b, number: int, rounds: int = 7) -> tuple:
     return best_a / number * 1e6, best_b / number * 1e6
 
 
-def main() -> None:
-    env = make_environment(
+def _env() -> dict:
+    return make_environment(
         facts={"host": {"info": {"platformFamily": "debian", "hostname": "web1"}}},
         data={"port": 8080, "list": [1, 2, 3, 4, 5]},
         environ={"HOME": "/root"},
         working_dir="/tmp",
     )
+
+
+def loop(count: int, case: int) -> None:
+    env = _env()
+    if case < len(CASES):
+        program = compile_expr(CASES[case][0])
+        for _ in range(count):
+            program.run(env)
+    else:
+        text = "port={{ Data.port }} family={{ lookup('facts.host.info.platformFamily') }}"
+        for _ in range(count):
+            render_string(text, env)
+
+
+def main() -> None:
+    env = _env()
     number = 20000
     for expr_source, py_source in CASES:
         program = compile_expr(expr_source)
@@ -60,4 +81,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--loop"]:
+        loop(int(sys.argv[2]), int(sys.argv[3]))
+    else:
+        main()

@@ -52,7 +52,9 @@ def ours(name):
 
 
 ALL = dict(modules())
-GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing"}
+GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing",
+                   "time",       # time.Now() and the host's local zone rules (Go's time.Local)
+                   "zoneinfo"}   # time.LoadLocation("Europe/Zurich"): the system tz database
 
 
 def test_from_ccm_import_resolves_to_the_module():

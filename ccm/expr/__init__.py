@@ -10,7 +10,7 @@ objects (method calls reach public attributes of returned objects).
 """
 from __future__ import annotations
 
-from ccm.expr.compiler import BUILTIN_FUNCTIONS, Program, compile_expr, evaluate
+from ccm.expr.compiler import BUILTIN_FUNCTIONS, SUGGESTED_FUNCTIONS, Program, compile_expr, evaluate
 from ccm.expr.errors import ExprError
 
-__all__ = ["BUILTIN_FUNCTIONS", "ExprError", "Program", "compile_expr", "evaluate"]
+__all__ = ["BUILTIN_FUNCTIONS", "SUGGESTED_FUNCTIONS", "ExprError", "Program", "compile_expr", "evaluate"]

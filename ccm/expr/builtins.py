@@ -5,16 +5,18 @@ receive it as a Python callable ``pred(item, index)`` built by the compiler.
 """
 from __future__ import annotations
 
-import datetime
 import json
 import math
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Optional
 
+from ccm.expr.builtins_data import BUILTINS as DATA_BUILTINS
+from ccm.expr.builtins_data import need_list as _need_list
+from ccm.expr.builtins_time import b_date, b_duration, b_now, b_timezone
 from ccm.expr.errors import ExprError
-from ccm.expr.runtime import equal, is_number, truth, type_name
+from ccm.expr.runtime import equal, is_number, type_name
 from ccm.expr.validators import VALIDATORS, is_float, is_int
-from ccm.gocompat.time import GoTime
+from ccm.gocompat.gotypes import GoValue
 
 
 def _need_str(fn: str, value: Any) -> str:
@@ -29,16 +31,6 @@ def _need_int(fn: str, value: Any) -> int:
             return int(value)
         raise ExprError(f"invalid argument for {fn} (type {type_name(value)})")
     return value
-
-
-def _need_list(fn: str, value: Any) -> list:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if isinstance(value, Mapping):
-        return list(value.values())
-    raise ExprError(f"cannot iterate over {type_name(value)} in {fn}")
 
 
 def b_len(value: Any) -> int:
@@ -73,15 +65,9 @@ def b_trim_suffix(s: Any, suffix: Any = " ") -> str:
 
 
 def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
-    s, sep, n = _need_str("split", s), _need_str("split", sep), _need_int("split", n)
-    if n == 0:
-        return []
-    if sep == "":
-        chars = list(s)
-        if 0 < n < len(chars):
-            chars = chars[:n - 1] + ["".join(chars[n - 1:])]
-        return chars
-    return s.split(sep) if n < 0 else s.split(sep, n - 1)
+    from ccm.gocompat.strings import split_n
+
+    return split_n(_need_str("split", s), _need_str("split", sep), _need_int("split", n))
 
 
 def b_join(items: Any, sep: Any = "") -> str:
@@ -267,11 +253,6 @@ def b_sum(items: Any, pred: Optional[Callable] = None) -> Any:
     return sum(values) if values else 0
 
 
-def b_mean(items: Any) -> float:
-    values = _numbers_of("mean", items)
-    return float(sum(values)) / len(values) if values else 0.0
-
-
 def b_round(n: Any) -> float:
     if not is_number(n):
         raise ExprError(f"invalid argument for round (type {type_name(n)})")
@@ -305,6 +286,8 @@ def b_type(value: Any) -> str:
         return "array"
     if isinstance(value, Mapping):
         return "map"
+    if isinstance(value, GoValue) and value.GO_KIND != "ptr":
+        return value.GO_TYPE   # a named Go type: time.Time, time.Duration, time.Month
     return "unknown"
 
 
@@ -317,19 +300,11 @@ def _json_key(key: Any) -> str:
     return go_sprint(key)
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, GoTime):
-        return value.rfc3339()
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    raise ExprError(f"json: unsupported type: {type_name(value)}")
-
-
 def b_to_json(value: Any) -> str:
     """``json.MarshalIndent(v, "", "  ")``: sorted keys, Go number and string forms."""
     from ccm.gocompat import json as gojson
     try:
-        return gojson.dumps(value, indent=2, key=_json_key, default=_json_default)
+        return gojson.dumps(value, indent=2, key=_json_key, default=gojson.go_default)
     except ValueError as err:
         raise ExprError(str(err)) from None
 
@@ -342,101 +317,10 @@ def b_from_json(text: Any) -> Any:
         raise ExprError(f"fromJSON: {err}") from None
 
 
-def b_now() -> GoTime:
-    return GoTime(datetime.datetime.now().astimezone())
-
-
-# -- predicate builtins -------------------------------------------------
-
-def b_all(items: Any, pred: Callable) -> bool:
-    return all(truth(pred(v, i)) for i, v in enumerate(_need_list("all", items)))
-
-
-def b_any(items: Any, pred: Callable) -> bool:
-    return any(truth(pred(v, i)) for i, v in enumerate(_need_list("any", items)))
-
-
-def b_none(items: Any, pred: Callable) -> bool:
-    return not any(truth(pred(v, i)) for i, v in enumerate(_need_list("none", items)))
-
-
-def b_one(items: Any, pred: Callable) -> bool:
-    return sum(1 for i, v in enumerate(_need_list("one", items)) if truth(pred(v, i))) == 1
-
-
-def b_filter(items: Any, pred: Callable) -> list:
-    return [v for i, v in enumerate(_need_list("filter", items)) if truth(pred(v, i))]
-
-
-def b_map(items: Any, pred: Callable) -> list:
-    return [pred(v, i) for i, v in enumerate(_need_list("map", items))]
-
-
-def b_count(items: Any, pred: Optional[Callable] = None) -> int:
-    values = _need_list("count", items)
-    if pred is None:
-        return sum(1 for v in values if truth(v))
-    return sum(1 for i, v in enumerate(values) if truth(pred(v, i)))
-
-
-def b_find(items: Any, pred: Callable) -> Any:
-    for i, v in enumerate(_need_list("find", items)):
-        if truth(pred(v, i)):
-            return v
-    return None
-
-
-def b_find_index(items: Any, pred: Callable) -> int:
-    for i, v in enumerate(_need_list("findIndex", items)):
-        if truth(pred(v, i)):
-            return i
-    return -1
-
-
-def b_find_last(items: Any, pred: Callable) -> Any:
-    values = _need_list("findLast", items)
-    for i in range(len(values) - 1, -1, -1):
-        if truth(pred(values[i], i)):
-            return values[i]
-    return None
-
-
-def b_find_last_index(items: Any, pred: Callable) -> int:
-    values = _need_list("findLastIndex", items)
-    for i in range(len(values) - 1, -1, -1):
-        if truth(pred(values[i], i)):
-            return i
-    return -1
-
-
-def b_group_by(items: Any, pred: Callable) -> dict:
-    out: Dict[Any, list] = {}
-    for i, v in enumerate(_need_list("groupBy", items)):
-        out.setdefault(pred(v, i), []).append(v)
-    return out
-
-
-def b_sort_by(items: Any, pred: Callable, order: Any = "asc") -> list:
-    values = _need_list("sortBy", items)
-    keyed = [(pred(v, i), v) for i, v in enumerate(values)]
-    try:
-        keyed.sort(key=lambda kv: kv[0], reverse=(order == "desc"))
-    except TypeError:
-        raise ExprError("sortBy: cannot compare mixed types") from None
-    return [v for _, v in keyed]
-
-
-def b_reduce(items: Any, pred: Callable, initial: Any = None) -> Any:
-    values = _need_list("reduce", items)
-    if initial is None:
-        if not values:
-            raise ExprError("reduce of empty array with no initial value")
-        acc, start = values[0], 1
-    else:
-        acc, start = initial, 0
-    for i in range(start, len(values)):
-        acc = pred(values[i], i, acc)
-    return acc
+from ccm.expr.builtins_predicates import (  # noqa: E402 - after the helpers they share
+    b_all, b_any, b_count, b_filter, b_find, b_find_index, b_find_last, b_find_last_index, b_group_by, b_map,
+    b_none, b_one, b_reduce, b_sort_by,
+)
 
 
 BUILTINS: Dict[str, Callable[..., Any]] = {
@@ -447,14 +331,16 @@ BUILTINS: Dict[str, Callable[..., Any]] = {
     "abs": b_abs, "int": b_int, "float": b_float, "string": b_string,
     "keys": b_keys, "values": b_values, "first": b_first, "last": b_last,
     "reverse": b_reverse, "uniq": b_uniq, "concat": b_concat, "flatten": b_flatten,
-    "sort": b_sort, "max": b_max, "min": b_min, "sum": b_sum, "mean": b_mean,
+    "sort": b_sort, "max": b_max, "min": b_min, "sum": b_sum,
     "round": b_round, "ceil": b_ceil, "floor": b_floor, "type": b_type,
-    "toJSON": b_to_json, "fromJSON": b_from_json, "now": b_now,
+    "toJSON": b_to_json, "fromJSON": b_from_json,
     "all": b_all, "any": b_any, "none": b_none, "one": b_one, "filter": b_filter,
     "map": b_map, "count": b_count, "find": b_find, "findIndex": b_find_index,
     "findLast": b_find_last, "findLastIndex": b_find_last_index, "groupBy": b_group_by,
     "sortBy": b_sort_by, "reduce": b_reduce,
 }
+BUILTINS.update(DATA_BUILTINS)
+BUILTINS.update({"now": b_now, "duration": b_duration, "date": b_date, "timezone": b_timezone})
 BUILTINS.update(VALIDATORS)
 
 # builtins that always return a boolean (lets the compiler skip bool checks)

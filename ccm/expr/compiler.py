@@ -16,14 +16,18 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tupl
 
 from ccm.expr import runtime as rt
 from ccm.expr.builtins import BOOLEAN_BUILTINS, BUILTINS
+from ccm.expr.validators import VALIDATORS
 from ccm.expr.errors import ExprError
 from ccm.expr.parser import (
-    ArrayLit, Binary, Call, Closure, Conditional, Ident, Literal, MapLit,
-    Member, MethodCall, Node, Pointer, Slice, Unary, parse,
+    ArrayLit, Binary, Call, Closure, Conditional, Ident, Let, Literal, MapLit,
+    Member, MethodCall, Node, Pointer, Sequence, Slice, Unary, parse,
 )
 from ccm.model.errors import CCMError
 
 BUILTIN_FUNCTIONS: FrozenSet[str] = frozenset(BUILTINS)
+# what a did-you-mean may offer: not the validator functions, which upstream has only
+# inside @validate annotations (``is_duration`` is no hint for ``durations``)
+SUGGESTED_FUNCTIONS: FrozenSet[str] = frozenset(n for n in BUILTINS if n not in VALIDATORS)
 
 _UNDEF = object()  # marks a variable missing from the environment
 
@@ -35,7 +39,7 @@ _HELPERS: Dict[str, Any] = {
     "_pow": rt.power, "_neg": rt.negate, "_pos": rt.plus, "_lt": rt.less, "_gt": rt.greater,
     "_le": rt.less_eq, "_ge": rt.greater_eq, "_in": rt.contains_in, "_contains": rt.str_contains,
     "_starts": rt.starts_with, "_ends": rt.ends_with, "_matches": rt.matches,
-    "_range": rt.int_range, "_elvis": rt.elvis,
+    "_range": rt.int_range, "_elvis": rt.elvis, "_letcheck": rt.let_check,
 }
 _HELPERS.update({f"_b_{name}": fn for name, fn in BUILTINS.items()})
 
@@ -88,6 +92,8 @@ class _CodeGen:
         self._temps = 0
         self.functions: set = set()
         self.variables: Dict[str, str] = {}  # variable name -> local holding env.get(name)
+        self.scopes: List[Dict[str, str]] = []  # let-bound names -> their Python locals
+        self.let_names: List[str] = []
 
     def error(self, message: str, node: Node) -> ExprError:
         return ExprError(message, expr=self.source, column=node.pos + 1, compile_error=True)
@@ -111,48 +117,82 @@ class _CodeGen:
 
     # -- nodes ---------------------------------------------------------
     def gen(self, node: Node, safe: bool = False) -> str:
-        if isinstance(node, Literal):
-            value = node.value
-            if value is None or isinstance(value, bool):
-                return repr(value)
-            if type(value) is int:
-                return f"({value!r})"
-            return self.const(value)
-        if isinstance(node, Ident):
-            local = self.variables.get(node.name)
-            if local is None:
-                local = self.variables[node.name] = f"_v{len(self.variables)}"
-            return f"({local} if {local} is not _UNDEF else _var(env, {self.const(node.name)}))"
-        if isinstance(node, Pointer):
-            prefix = {"": "_p", "index": "_i", "acc": "_a"}[node.name]
-            return f"{prefix}{node.depth}"
         if isinstance(node, (Member, Slice, MethodCall)):
             return self.chain(node, safe)
-        if isinstance(node, Call):
-            return self.call(node)
-        if isinstance(node, Closure):
-            d = node.depth
-            return f"(lambda _p{d}, _i{d}=0, _a{d}=None: {self.gen(node.body)})"
-        if isinstance(node, Unary):
-            if node.op in ("not", "!"):
-                return f"(not {self.boolean(node.operand)})"
-            if _is_number_literal(node.operand):
-                value = node.operand.value  # type: ignore[attr-defined]  # a Literal, checked above
-                return self.gen(Literal(-value if node.op == "-" else value, node.pos))
-            return f"{'_neg' if node.op == '-' else '_pos'}({self.gen(node.operand)})"
         if isinstance(node, Binary):
             return self.binary(node, safe)
-        if isinstance(node, Conditional):
-            return f"({self.gen(node.then)} if {self.boolean(node.cond)} else {self.gen(node.other)})"
-        if isinstance(node, ArrayLit):
-            return "[" + "".join(f"{self.gen(item)}, " for item in node.items) + "]"
-        if isinstance(node, MapLit):
-            pairs = []
-            for key, value in node.pairs:
-                key_code = self.const(key.value) if isinstance(key, Literal) else self.gen(key)
-                pairs.append(f"{key_code}: {self.gen(value)}")
-            return "{" + ", ".join(pairs) + "}"
-        raise self.error(f"unsupported node {type(node).__name__}", node)  # pragma: no cover
+        method = _GENERATORS.get(type(node))
+        if method is None:   # pragma: no cover - every parser node has a generator
+            raise self.error(f"unsupported node {type(node).__name__}", node)
+        return method(self, node)
+
+    def literal(self, node: Literal) -> str:
+        value = node.value
+        if value is None or isinstance(value, bool):
+            return repr(value)
+        if type(value) is int:
+            return f"({value!r})"
+        return self.const(value)
+
+    def ident(self, node: Ident) -> str:
+        for scope in reversed(self.scopes):
+            if node.name in scope:
+                return scope[node.name]
+        if node.name == "$env":
+            return "env"
+        local = self.variables.get(node.name)
+        if local is None:
+            local = self.variables[node.name] = f"_v{len(self.variables)}"
+        return f"({local} if {local} is not _UNDEF else _var(env, {self.const(node.name)}))"
+
+    def pointer(self, node: Pointer) -> str:
+        prefix = {"": "_p", "index": "_i", "acc": "_a"}[node.name]
+        return f"{prefix}{node.depth}"
+
+    def closure(self, node: Closure) -> str:
+        d = node.depth
+        return f"(lambda _p{d}, _i{d}=0, _a{d}=None: {self.gen(node.body)})"
+
+    def unary(self, node: Unary) -> str:
+        if node.op in ("not", "!"):
+            return f"(not {self.boolean(node.operand)})"
+        if _is_number_literal(node.operand):
+            value = node.operand.value  # type: ignore[attr-defined]  # a Literal, checked above
+            return self.gen(Literal(-value if node.op == "-" else value, node.pos))
+        return f"{'_neg' if node.op == '-' else '_pos'}({self.gen(node.operand)})"
+
+    def conditional(self, node: Conditional) -> str:
+        return f"({self.gen(node.then)} if {self.boolean(node.cond)} else {self.gen(node.other)})"
+
+    def array(self, node: ArrayLit) -> str:
+        return "[" + "".join(f"{self.gen(item)}, " for item in node.items) + "]"
+
+    def sequence(self, node: Sequence) -> str:
+        return "(" + "".join(f"{self.gen(item)}, " for item in node.items) + ")[-1]"
+
+    def map_literal(self, node: MapLit) -> str:
+        pairs = []
+        for key, value in node.pairs:
+            key_code = self.const(key.value) if isinstance(key, Literal) else self.gen(key)
+            pairs.append(f"{key_code}: {self.gen(value)}")
+        return "{" + ", ".join(pairs) + "}"
+
+    def let(self, node: Let) -> str:
+        """``let x = v; body`` as an assignment expression to a fresh local."""
+        name = node.name
+        if name in BUILTINS:
+            raise self.error(f"cannot redeclare builtin {name}", node)
+        if any(name in scope for scope in self.scopes):
+            raise self.error(f"cannot redeclare variable {name}", node)
+        value = self.gen(node.value)
+        local = f"_l{len(self.let_names)}"
+        self.let_names.append(name)
+        self.scopes.append({name: local})
+        try:
+            body = self.gen(node.body)
+        finally:
+            self.scopes.pop()
+        return f"(({local} := {value}), {body})[1]"
 
     def chain(self, node: Node, safe: bool) -> str:
         links: List[Node] = []
@@ -271,6 +311,13 @@ class _CodeGen:
                 f"else {helper}({a}, {b}))")
 
 
+_GENERATORS: Dict[type, Callable[[_CodeGen, Any], str]] = {
+    Literal: _CodeGen.literal, Ident: _CodeGen.ident, Pointer: _CodeGen.pointer, Call: _CodeGen.call,
+    Closure: _CodeGen.closure, Unary: _CodeGen.unary, Conditional: _CodeGen.conditional,
+    ArrayLit: _CodeGen.array, MapLit: _CodeGen.map_literal, Let: _CodeGen.let, Sequence: _CodeGen.sequence,
+}
+
+
 class Program:
     """A compiled expression. ``run(env)`` evaluates it against a variable mapping."""
 
@@ -330,6 +377,8 @@ def _build(source: str, tree: Node, inline: bool) -> Program:
         body = gen.gen(tree)
         prologue = "".join(f"    {local} = env.get({gen.const(name)}, _UNDEF)\n"
                            for name, local in gen.variables.items())
+        if gen.let_names:
+            prologue += f"    _letcheck(env, {gen.const(tuple(gen.let_names))})\n"
         python_source = f"def _expr(env):\n{prologue}    return {body}\n"
         code = compile(python_source, "<expr>", "exec")
     except (RecursionError, MemoryError, SyntaxError) as err:

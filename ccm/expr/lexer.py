@@ -2,7 +2,9 @@
 
 Turns source text into a list of ``Token`` (kind, value, 0-based position).
 Kinds: ``num``, ``str``, ``ident``, ``op``, ``pointer`` (``#``, ``#index``), ``eof``.
-Word operators (``and``, ``in``, ``matches``...) come out as ``op`` tokens.
+Word operators (``and``, ``in``, ``matches``...) come out as ``op`` tokens; ``let``,
+``if`` and ``else`` stay identifiers (the parser knows where they are keywords).
+Comments (``// to the end of the line``, ``/* ... */``) are skipped.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ WORD_OPERATORS = frozenset(
     {"and", "or", "not", "in", "matches", "contains", "startsWith", "endsWith"}
 )
 _TWO_CHAR = frozenset({"**", "==", "!=", "<=", ">=", "&&", "||", "??", "?.", ".."})
-_ONE_CHAR = frozenset("+-*/%^!<>?:.,()[]{}|")
+_ONE_CHAR = frozenset("+-*/%^!<>?:.,()[]{}|=;")
 _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "`": "`",
     "a": "\a", "b": "\b", "f": "\f", "v": "\v",
@@ -48,8 +50,11 @@ def tokenize(source: str) -> List[Token]:
         if ch.isspace():
             i += 1
             continue
+        if ch == "/" and source[i + 1:i + 2] in ("/", "*"):
+            i = _skip_comment(source, i, fail)
+            continue
         start = i
-        if (ch.isascii() and ch.isdigit()):
+        if (ch.isascii() and ch.isdigit()) or (ch == "." and _leading_dot_number(source, i, tokens)):
             i, value = _scan_number(source, i, fail)
             tokens.append(Token("num", value, start))
         elif ch in "\"'":
@@ -81,6 +86,26 @@ def tokenize(source: str) -> List[Token]:
             raise fail(f"unrecognized character: {ch!r}", start)
     tokens.append(Token("eof", None, n))
     return tokens
+
+
+def _leading_dot_number(source: str, i: int, tokens: List[Token]) -> bool:
+    """``.5`` is a float where an operand may start (not ``x.5``, not ``1..5``)."""
+    if not source[i + 1:i + 2].isdigit() or not source[i + 1:i + 2].isascii():
+        return False
+    if not tokens:
+        return True
+    prev = tokens[-1]
+    return prev.kind == "op" and prev.value not in (")", "]", "}")
+
+
+def _skip_comment(source: str, i: int, fail) -> int:
+    if source[i + 1] == "/":
+        end = source.find("\n", i)
+        return len(source) if end < 0 else end + 1
+    end = source.find("*/", i + 2)
+    if end < 0:
+        raise fail("unclosed comment", i)
+    return end + 2
 
 
 def _scan_number(source: str, i: int, fail) -> tuple:

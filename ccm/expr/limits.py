@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import signal
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import importlib
 import sys
@@ -30,6 +30,8 @@ import sys
 _sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
 from ccm.expr.errors import ExprError
+
+T = TypeVar("T")
 
 MAX_STRING = 16 << 20
 MAX_ITEMS = 1_000_000
@@ -110,21 +112,27 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout()
 
 
-def bounded_search(compiled: "re.Pattern", text: str) -> Optional["re.Match"]:
+def bounded(run: Callable[[], T], pattern: str, size: int) -> T:
+    """``run()`` (regular-expression work on a ``size``-character text) under the
+    ``MAX_REGEX_SECONDS`` timer when on the main thread; ``LimitError`` when it runs over."""
     if threading.current_thread() is not threading.main_thread():
-        return compiled.search(text)
+        return run()
     try:
         previous = signal.signal(signal.SIGALRM, _alarm)
     except ValueError:  # pragma: no cover - not the main interpreter
-        return compiled.search(text)
+        return run()
     old_timer = signal.setitimer(signal.ITIMER_REAL, MAX_REGEX_SECONDS)
     try:
-        return compiled.search(text)
+        return run()
     except _Timeout:
-        raise LimitError(f"regular expression `{compiled.pattern}` ran longer than "
-                         f"{MAX_REGEX_SECONDS:g}s on a {len(text)}-character string") from None
+        raise LimitError(f"regular expression `{pattern}` ran longer than "
+                         f"{MAX_REGEX_SECONDS:g}s on a {size}-character string") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if old_timer[0]:
             signal.setitimer(signal.ITIMER_REAL, *old_timer)
+
+
+def bounded_search(compiled: "re.Pattern", text: str) -> Optional["re.Match"]:
+    return bounded(lambda: compiled.search(text), compiled.pattern, len(text))

@@ -5,14 +5,20 @@ comparisons/``in``/``matches``/``contains``/``startsWith``/``endsWith`` 20,
 ``..`` 25, ``+ -`` 30, ``* / %`` 60, unary ``- +`` 90 (``not !`` 50),
 ``** ^`` 100 (right-assoc), ``??`` 500; the ternary ``?:`` binds loosest.
 Predicate arguments of the collection builtins are parsed as closures where
-``#`` is the element and a leading ``.field`` means ``#.field``.
+``#`` is the element and a leading ``.field`` means ``#.field``. Sequences ``a; b`` (the
+last value wins), ``let x = v; body`` and ``if c { a } else { b }`` are statements at the
+top, inside parentheses and inside braced predicates, as in expr-lang.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ccm.expr.errors import ExprError
 from ccm.expr.lexer import Token, tokenize
+from ccm.expr.nodes import (  # noqa: F401 - the compiler reads the node types from here too
+    ArrayLit, Binary, Call, Closure, Conditional, Ident, Let, Literal, MapLit, Member, MethodCall, Node, Pointer,
+    Sequence, Slice, Unary,
+)
 
 BINARY = {
     "|": (0, False),
@@ -37,103 +43,6 @@ PREDICATE_ARG = {
     "find": 1, "findIndex": 1, "findLast": 1, "findLastIndex": 1, "sum": 1,
     "groupBy": 1, "sortBy": 1, "reduce": 1,
 }
-
-
-class Node:
-    __slots__ = ("pos",)
-    pos: int
-
-
-class Literal(Node):
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any, pos: int) -> None:
-        self.value, self.pos = value, pos
-
-
-class Ident(Node):
-    __slots__ = ("name",)
-
-    def __init__(self, name: str, pos: int) -> None:
-        self.name, self.pos = name, pos
-
-
-class Pointer(Node):
-    """``#`` (name ``""``), ``#index`` or ``#acc`` inside closure ``depth``."""
-    __slots__ = ("name", "depth")
-
-    def __init__(self, name: str, depth: int, pos: int) -> None:
-        self.name, self.depth, self.pos = name, depth, pos
-
-
-class Member(Node):
-    __slots__ = ("obj", "key", "optional")
-
-    def __init__(self, obj: Node, key: Node, optional: bool, pos: int) -> None:
-        self.obj, self.key, self.optional, self.pos = obj, key, optional, pos
-
-
-class Slice(Node):
-    __slots__ = ("obj", "lo", "hi", "optional")
-
-    def __init__(self, obj: Node, lo: Optional[Node], hi: Optional[Node], optional: bool, pos: int) -> None:
-        self.obj, self.lo, self.hi, self.optional, self.pos = obj, lo, hi, optional, pos
-
-
-class MethodCall(Node):
-    __slots__ = ("obj", "name", "args", "optional")
-
-    def __init__(self, obj: Node, name: str, args: List[Node], optional: bool, pos: int) -> None:
-        self.obj, self.name, self.args, self.optional, self.pos = obj, name, args, optional, pos
-
-
-class Call(Node):
-    __slots__ = ("name", "args")
-
-    def __init__(self, name: str, args: List[Node], pos: int) -> None:
-        self.name, self.args, self.pos = name, args, pos
-
-
-class Closure(Node):
-    __slots__ = ("body", "depth")
-
-    def __init__(self, body: Node, depth: int, pos: int) -> None:
-        self.body, self.depth, self.pos = body, depth, pos
-
-
-class Unary(Node):
-    __slots__ = ("op", "operand")
-
-    def __init__(self, op: str, operand: Node, pos: int) -> None:
-        self.op, self.operand, self.pos = op, operand, pos
-
-
-class Binary(Node):
-    __slots__ = ("op", "left", "right", "negate")
-
-    def __init__(self, op: str, left: Node, right: Node, pos: int, negate: bool = False) -> None:
-        self.op, self.left, self.right, self.pos, self.negate = op, left, right, pos, negate
-
-
-class Conditional(Node):
-    __slots__ = ("cond", "then", "other")
-
-    def __init__(self, cond: Node, then: Node, other: Node, pos: int) -> None:
-        self.cond, self.then, self.other, self.pos = cond, then, other, pos
-
-
-class ArrayLit(Node):
-    __slots__ = ("items",)
-
-    def __init__(self, items: List[Node], pos: int) -> None:
-        self.items, self.pos = items, pos
-
-
-class MapLit(Node):
-    __slots__ = ("pairs",)
-
-    def __init__(self, pairs: List[Tuple[Node, Node]], pos: int) -> None:
-        self.pairs, self.pos = pairs, pos
 
 
 def _describe(tok: Token) -> str:
@@ -161,6 +70,10 @@ class Parser:
     def peek(self, ahead: int = 1) -> Token:
         return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
 
+    def peek_is(self, op: str) -> bool:
+        tok = self.peek()
+        return tok.kind == "op" and tok.value == op
+
     def error(self, message: str, pos: Optional[int] = None) -> ExprError:
         if pos is None:
             pos = self.tok.pos
@@ -184,12 +97,62 @@ class Parser:
     def parse(self) -> Node:
         if self.tok.kind == "eof":
             raise self.error("unexpected end of expression")
-        node = self.expression(0)
+        node = self.sequence()
         if self.tok.kind != "eof":
             raise self.unexpected()
         return node
 
+    def is_word(self, word: str) -> bool:
+        tok = self.tok
+        return tok.kind == "ident" and tok.value == word
+
+    def sequence(self) -> Node:
+        """Expressions separated by ``;`` (a trailing ``;`` at the end is allowed)."""
+        pos = self.tok.pos
+        items = [self.expression(0)]
+        while self.is_op(";"):
+            self.i += 1
+            if self.tok.kind == "eof":
+                break
+            items.append(self.expression(0))
+        return items[0] if len(items) == 1 else Sequence(items, pos)
+
+    def let(self) -> Node:
+        self.i += 1
+        name_tok = self.tok
+        if name_tok.kind != "ident":
+            raise self.unexpected()
+        self.i += 1
+        self.expect("=")
+        value = self.expression(0)
+        self.expect(";")
+        return Let(name_tok.value, value, self.sequence(), name_tok.pos)
+
+    def if_else(self) -> Node:
+        """``if cond { a } else { b }`` (also ``else if``)."""
+        pos = self.tok.pos
+        self.i += 1
+        cond = self.expression(0)
+        self.expect("{")
+        then = self.sequence()
+        self.expect("}")
+        if not self.is_word("else"):
+            raise self.unexpected()
+        self.i += 1
+        if self.is_word("if"):
+            other = self.if_else()
+        else:
+            self.expect("{")
+            other = self.sequence()
+            self.expect("}")
+        return Conditional(cond, then, other, pos)
+
     def expression(self, precedence: int) -> Node:
+        if precedence == 0 and self.tok.kind == "ident":
+            if self.is_word("let") and self.peek().kind == "ident":
+                return self.let()
+            if self.is_word("if") and not self.peek_is("("):
+                return self.if_else()
         left = self.primary()
         previous = ""
         while self.tok.kind == "op":
@@ -262,7 +225,7 @@ class Parser:
             return Unary(tok.value, operand, tok.pos)
         if tok.kind == "op" and tok.value == "(":
             self.i += 1
-            node = self.expression(0)
+            node = self.sequence()
             self.expect(")")
             return self.postfix(node)
         return self.postfix(self.secondary())
@@ -353,10 +316,12 @@ class Parser:
         try:
             if self.is_op("{"):
                 self.i += 1
-                body = self.expression(0)
+                body = self.sequence()
                 self.expect("}")
             else:
                 body = self.expression(0)
+                if self.is_op(";"):
+                    raise self.error("wrap predicate with brackets { and }")
             return Closure(body, self.depth, pos)
         finally:
             self.depth -= 1

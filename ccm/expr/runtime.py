@@ -13,27 +13,13 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from ccm.expr.errors import ExprError
+from ccm.gocompat.gotypes import GoValue
+from ccm.gocompat.gotypes import type_name as go_type_name
 
 
 def type_name(value: Any) -> str:
-    """Go-ish type name used in error messages."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(value, Mapping):
-        return "map[string]interface {}"
-    if callable(value):
-        return "func"
-    return type(value).__name__
+    """Go's name of a value's type, for error messages (``int``, ``[]interface {}`` ...)."""
+    return go_type_name(value)
 
 
 _NUMERIC = frozenset({int, float})
@@ -56,6 +42,14 @@ def variable(env: Mapping, name: str) -> Any:
         return env[name]
     except KeyError:
         raise ExprError(f"unknown name {name}") from None
+
+
+def let_check(env: Mapping, names: tuple) -> None:
+    """A ``let`` may not shadow a variable or function of the environment (expr-lang
+    refuses that when compiling against the environment; ours is known at run time)."""
+    for name in names:
+        if name in env:
+            raise ExprError(f"cannot redeclare {name}")
 
 
 def function(env: Mapping, name: str) -> Callable:
@@ -191,20 +185,40 @@ def _numbers(op: str, a: Any, b: Any) -> None:
         raise ExprError(f"invalid operation: {op} (mismatched types {type_name(a)} and {type_name(b)})")
 
 
+def _time_op(name: str, a: Any, b: Any) -> Any:
+    """A time/duration operation (``ccm.expr.builtins_time``), or None for other operands."""
+    if not (isinstance(a, GoValue) or isinstance(b, GoValue)):
+        return None
+    from ccm.expr import builtins_time
+    ops = {"add": builtins_time.add, "sub": builtins_time.sub, "mul": builtins_time.mul}
+    return ops[name](a, b)
+
+
 def add(a: Any, b: Any) -> Any:
     if (is_number(a) and is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
         return a + b
     if isinstance(a, list) and isinstance(b, list):
         return a + b
+    result = _time_op("add", a, b)
+    if result is not None:
+        return result
     raise ExprError(f"invalid operation: + (mismatched types {type_name(a)} and {type_name(b)})")
 
 
 def sub(a: Any, b: Any) -> Any:
+    if not (is_number(a) and is_number(b)):
+        result = _time_op("sub", a, b)
+        if result is not None:
+            return result
     _numbers("-", a, b)
     return a - b
 
 
 def mul(a: Any, b: Any) -> Any:
+    if not (is_number(a) and is_number(b)):
+        result = _time_op("mul", a, b)
+        if result is not None:
+            return result
     _numbers("*", a, b)
     return a * b
 
@@ -279,6 +293,8 @@ def _ordered(op: str, a: Any, b: Any) -> None:
         return
     if isinstance(a, str) and isinstance(b, str):
         return
+    if isinstance(a, GoValue) and type(a) is type(b) and a.GO_TYPE in ("time.Time", "time.Duration"):
+        return   # times compare with times, durations with durations
     raise compare_error(op, a, b)
 
 
@@ -358,7 +374,8 @@ def translate_exception(err: BaseException) -> str:
     m = re.match(r"'(.+)' not supported between instances of '(\w+)' and '(\w+)'", text)
     if m:
         names = {"str": "string", "int": "int", "float": "float64", "NoneType": "<nil>",
-                 "list": "[]interface {}", "dict": "map[string]interface {}", "bool": "bool"}
+                 "list": "[]interface {}", "dict": "map[string]interface {}", "bool": "bool",
+                 "GoTime": "time.Time", "Duration": "time.Duration"}
         return (f"invalid operation: {m.group(1)} (mismatched types "
                 f"{names.get(m.group(2), m.group(2))} and {names.get(m.group(3), m.group(3))})")
     return text or type(err).__name__

@@ -14,6 +14,7 @@ import math
 from decimal import Decimal
 from typing import Any, List, Optional
 
+from ccm.gocompat.gotypes import type_name
 from ccm.gocompat.strconv import quote, quote_rune
 
 __all__ = ["go_sprint", "go_sprintf", "go_print", "go_println", "go_float", "go_key_order",
@@ -69,24 +70,8 @@ def is_number(v: Any) -> bool:
 
 
 def go_type_name(v: Any) -> str:
-    """The Go type upstream would report for a plain value (error messages)."""
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)):
-        return "[]interface {}"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    if callable(v):
-        return "func"
-    return type(v).__name__
+    """The Go type upstream would report for a value (``%T``, error messages)."""
+    return type_name(v)
 
 
 def go_key_order(key: Any) -> tuple:

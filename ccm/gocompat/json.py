@@ -13,6 +13,8 @@ import math
 from decimal import Decimal
 from typing import Any, Callable, List, Mapping, Optional
 
+from ccm.gocompat.gotypes import GoValue, type_name
+
 
 def json_float(value: float) -> str:
     """A float as Go's encoding/json writes it (exponent only outside [1e-6, 1e21))."""
@@ -32,26 +34,40 @@ def json_float(value: float) -> str:
     return f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
 
 
-def string(text: str) -> str:
+def string(text: str, escape_html: bool = True) -> str:
+    """A JSON string literal as Go writes it (``SetEscapeHTML(false)``: ``<>&`` kept)."""
     out = json.dumps(text, ensure_ascii=False)
-    return (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    if escape_html:
+        out = out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def go_default(value: Any) -> Any:
+    """A ``default`` for ``dumps``: Go values (times, durations ...) as Go encodes them, sets
+    as lists; anything else is Go's ``json: unsupported type`` error."""
+    if isinstance(value, GoValue):
+        return value.json_value()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise ValueError(f"json: unsupported type: {type_name(value)}")
 
 
 def dumps(value: Any, *, indent: Optional[int] = None, sort_keys: bool = True,
-          key: Callable[[Any], str] = str, default: Optional[Callable[[Any], Any]] = None) -> str:
+          key: Callable[[Any], str] = str, default: Optional[Callable[[Any], Any]] = None,
+          escape_html: bool = True) -> str:
     """Encode ``value``. ``indent`` spaces per level (None: compact ``json.Marshal``).
 
     ``key`` turns map keys into strings; ``default`` converts values of other types into
-    something encodable (raise to refuse them). Unsupported values raise ``ValueError``.
+    something encodable (raise to refuse them); ``escape_html=False`` is an encoder with
+    ``SetEscapeHTML(false)``. Unsupported values raise ``ValueError``.
     """
     out: List[str] = []
-    _encode(value, out, 0, indent, sort_keys, key, default)
+    _encode(value, out, 0, indent, sort_keys, key, default, escape_html)
     return "".join(out)
 
 
 def _encode(value: Any, out: List[str], level: int, indent: Optional[int], sort_keys: bool,
-            key: Callable[[Any], str], default: Optional[Callable[[Any], Any]]) -> None:
+            key: Callable[[Any], str], default: Optional[Callable[[Any], Any]], html: bool = True) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -63,26 +79,26 @@ def _encode(value: Any, out: List[str], level: int, indent: Optional[int], sort_
     elif isinstance(value, float):
         out.append(json_float(value))
     elif isinstance(value, str):
-        out.append(string(value))
+        out.append(string(value, html))
     elif isinstance(value, Mapping):
         items = [(key(k), v) for k, v in value.items()]
         if sort_keys:
             items.sort(key=lambda kv: kv[0].encode("utf-8"))
-        _container("{", "}", items, out, level, indent, sort_keys, key, default)
+        _container("{", "}", items, out, level, indent, sort_keys, key, default, html)
     elif isinstance(value, (list, tuple)):
-        _container("[", "]", [(None, v) for v in value], out, level, indent, sort_keys, key, default)
+        _container("[", "]", [(None, v) for v in value], out, level, indent, sort_keys, key, default, html)
     elif default is not None:
         converted = default(value)
         if type(converted) is type(value):
             raise ValueError(f"json: unsupported type: {type(value).__name__}")
-        _encode(converted, out, level, indent, sort_keys, key, default)
+        _encode(converted, out, level, indent, sort_keys, key, default, html)
     else:
         raise ValueError(f"json: unsupported type: {type(value).__name__}")
 
 
 def _container(open_: str, close: str, items: List[Any], out: List[str], level: int,
                indent: Optional[int], sort_keys: bool, key: Callable[[Any], str],
-               default: Optional[Callable[[Any], Any]]) -> None:
+               default: Optional[Callable[[Any], Any]], html: bool) -> None:
     if not items:
         out.append(open_ + close)
         return
@@ -94,8 +110,68 @@ def _container(open_: str, close: str, items: List[Any], out: List[str], level: 
         if pad is not None:
             out.append(pad)
         if k is not None:
-            out.append(string(k) + (": " if indent is not None else ":"))
-        _encode(v, out, level + 1, indent, sort_keys, key, default)
+            out.append(string(k, html) + (": " if indent is not None else ":"))
+        _encode(v, out, level + 1, indent, sort_keys, key, default, html)
     if indent is not None:
         out.append("\n" + " " * (indent * level))
     out.append(close)
+
+
+def _reject_constant(name: str) -> Any:
+    raise json.JSONDecodeError("Expecting value", name, 0)
+
+
+_CONTEXT = {"Expecting value": "looking for beginning of value",
+            "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+            "Expecting ':' delimiter": "after object key",
+            "Extra data": "after top-level value"}
+
+
+def _innermost(doc: str, pos: int) -> str:
+    """The bracket open at ``pos`` (``{`` or ``[``), skipping strings."""
+    stack: List[str] = []
+    in_string = escaped = False
+    for ch in doc[:pos]:
+        if in_string:
+            escaped = not escaped and ch == "\\"
+            in_string = escaped or ch != '"'
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append(ch)
+        elif ch in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def _go_decode_error(err: "json.JSONDecodeError") -> str:
+    doc, pos = err.doc, err.pos
+    if pos >= len(doc.rstrip()) and err.msg != "Extra data":
+        return "unexpected end of JSON input"
+    ch = doc[pos] if pos < len(doc) else ""
+    if err.msg.startswith("Invalid control character"):
+        return f"invalid character {_rune(ch)} in string literal"
+    if err.msg.startswith("Invalid \\escape") or err.msg.startswith("Invalid \\u"):
+        return f"invalid character {_rune(doc[pos + 1] if pos + 1 < len(doc) else ch)} in string escape code"
+    if err.msg.startswith("Unterminated string"):
+        return "unexpected end of JSON input"
+    context = _CONTEXT.get(err.msg)
+    if context is None:   # "Expecting ',' delimiter"
+        context = "after array element" if _innermost(doc, pos) == "[" else "after object key:value pair"
+    return f"invalid character {_rune(ch)} {context}"
+
+
+def _rune(ch: str) -> str:
+    from ccm.gocompat.strconv import quote_rune
+    return quote_rune(ord(ch)) if ch else "''"
+
+
+def loads(text: str) -> Any:
+    """Decode like Go's ``json.Unmarshal`` into ``interface{}``: numbers become floats,
+    ``NaN``/``Infinity`` are refused; errors carry Go's messages (``ValueError``)."""
+    try:
+        return json.loads(text, parse_int=float, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise ValueError(_go_decode_error(err)) from None
+    except RecursionError:
+        raise ValueError("exceeded max depth") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List
 
-__all__ = ["EscapeError", "decode_go_escapes", "quote", "quote_rune"]
+__all__ = ["EscapeError", "decode_go_escapes", "quote", "quote_rune", "parse_int", "parse_float", "atoi"]
 
 
 class EscapeError(ValueError):
@@ -86,3 +86,79 @@ def quote_rune(r: int) -> str:
     if ch == '"':
         return "'\"'"
     return "'" + quote(ch)[1:-1] + "'"
+
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _underscore_ok(body: str) -> bool:
+    """Go's underscoreOK: each '_' sits between digits (or right after a base prefix)."""
+    prev = "^"   # start; a base prefix counts as a digit for this rule
+    for ch in body:
+        if ch == "_":
+            if prev != "0":
+                return False
+            prev = "_"
+        else:
+            prev = "0"
+    return prev != "_"
+
+
+def parse_int(s: str, base: int = 10, bits: int = 64) -> int:
+    """Go's ``strconv.ParseInt``; raises ``ValueError`` with Go's message."""
+    syntax = ValueError(f'strconv.ParseInt: parsing {quote(s)}: invalid syntax')
+    body, sign = s, 1
+    if body[:1] in ("+", "-"):
+        sign, body = (-1 if body[0] == "-" else 1), body[1:]
+    prefix_ok = False
+    if base == 0:
+        low = body[:2].lower()
+        base, prefix_ok = 10, False
+        if low in ("0x", "0o", "0b"):
+            base, body, prefix_ok = {"0x": 16, "0o": 8, "0b": 2}[low], body[2:], True
+        elif body[:1] == "0" and len(body) > 1:
+            base, body, prefix_ok = 8, body[1:], True
+        if "_" in body and not _underscore_ok(("0" if prefix_ok else "") + body):
+            raise syntax
+        body = body.replace("_", "")
+    if not body or any(ch.lower() not in _DIGITS[:base] for ch in body):
+        raise syntax
+    value = sign * int(body, base)
+    if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+        raise ValueError(f"strconv.ParseInt: parsing {quote(s)}: value out of range")
+    return value
+
+
+def atoi(s: str) -> int:
+    """Go's ``strconv.Atoi`` (decimal, optional sign)."""
+    try:
+        return parse_int(s, 10)
+    except ValueError as err:
+        raise ValueError(str(err).replace("ParseInt", "Atoi")) from None
+
+
+def parse_float(s: str) -> float:
+    """Go's ``strconv.ParseFloat(s, 64)``: decimal and hex floats, ``inf``/``nan``;
+    underscores only after a base prefix. Raises ``ValueError`` (syntax or range)."""
+    import math
+    import re
+
+    syntax = ValueError(f'strconv.ParseFloat: parsing {quote(s)}: invalid syntax')
+    body = s[1:] if s[:1] in ("+", "-") else s
+    low = body.lower()
+    if low in ("inf", "infinity"):
+        return -math.inf if s[:1] == "-" else math.inf
+    if low == "nan" and body == s:
+        return math.nan
+    if low.startswith("0x"):
+        if not re.fullmatch(r"0x(?:_?[0-9a-f])*(?:\.(?:[0-9a-f]_?)*)?p[+-]?[0-9](?:_?[0-9])*", low) \
+                or not _underscore_ok("0" + low[2:].split("p")[0].replace(".", "")):
+            raise syntax
+        value = float.fromhex(("-" if s[:1] == "-" else "") + low.replace("_", ""))
+    else:
+        if "_" in body or not re.fullmatch(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", body):
+            raise syntax
+        value = float(s)
+    if math.isinf(value):
+        raise ValueError(f"strconv.ParseFloat: parsing {quote(s)}: value out of range")
+    return value

@@ -208,7 +208,7 @@ def _check_functions(names: frozenset, known: KnownFunctions, field: str, label:
     allowed = known()
     unknown = sorted(n for n in names if n not in allowed and n not in _expr().BUILTIN_FUNCTIONS)
     if unknown:
-        choices = set(allowed) | set(_expr().BUILTIN_FUNCTIONS)
+        choices = set(allowed) | set(_expr().SUGGESTED_FUNCTIONS)
         raise ValidationError(f"unknown function {unknown[0]}{did_you_mean(unknown[0], choices)}", field=field,
                               resource=label)
 

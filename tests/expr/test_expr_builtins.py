@@ -130,7 +130,7 @@ def test_now_behaves_like_go_time():
 
 
 def test_go_time_format_and_string():
-    t = GoTime(datetime.datetime(2024, 3, 5, 14, 7, 9, 120000, tzinfo=datetime.timezone.utc))
+    t = GoTime.from_datetime(datetime.datetime(2024, 3, 5, 14, 7, 9, 120000, tzinfo=datetime.timezone.utc))
     env = {"t": t}
     assert str(t) == "2024-03-05 14:07:09.12 +0000 UTC"
     assert evaluate("t.Format('2006-01-02')", env) == "2024-03-05"
@@ -139,7 +139,7 @@ def test_go_time_format_and_string():
     assert evaluate("toJSON(t)", env) == '"2024-03-05T14:07:09.12Z"'
     assert evaluate("string(t)", env) == "2024-03-05 14:07:09.12 +0000 UTC"
     tz = datetime.timezone(datetime.timedelta(hours=-5, minutes=-30))
-    local = GoTime(datetime.datetime(2024, 12, 31, 0, 0, 0, tzinfo=tz))
+    local = GoTime.from_datetime(datetime.datetime(2024, 12, 31, 0, 0, 0, tzinfo=tz))
     assert local.Format("2006-01-02T15:04:05Z07:00") == "2024-12-31T00:00:00-05:30"
 
 

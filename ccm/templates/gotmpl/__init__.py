@@ -16,14 +16,13 @@ custom delimiters, ``.``, ``.a.b``, ``$``, ``$x.a``, ``(pipe).a``, literals,
 ``$x :=`` / ``$x =`` / ``range $i, $v :=``, ``if``/``else if``/``else``,
 ``with``/``else with``/``else``, ``range``/``else``/``break``/``continue``,
 ``define``/``template``/``block``, builtins ``and or not eq ne lt le gt ge len
-index slice print printf println html js urlquery call``, and a few Sprig
-helpers (``default empty coalesce ternary upper lower title trim trimPrefix
-trimSuffix trimAll quote squote join splitList contains hasPrefix hasSuffix
-replace repeat indent nindent toJson toPrettyJson toString list dict add sub
-mul div mod add1 keys sortAlpha first last b64enc b64dec``).
+index print printf println html js urlquery call``, and every Sprig 3.3 function
+(``ccm.templates.gotmpl.sprig``; its ``slice`` replaces the builtin, as upstream's
+``template.Funcs`` does), with Go's argument conversion (``gofunc``).
 
-Not: complex numbers, ``%#v``/``%T`` on arbitrary objects, Sprig's date and
-crypto families, ``missingkey`` options, HTML escaping (html/template).
+Not: complex numbers, ``%#v`` on arbitrary objects, ``missingkey`` options, HTML
+escaping (html/template); the Sprig functions that need crypto the standard library lacks
+refuse (``sprig_crypto``).
 """
 from __future__ import annotations
 

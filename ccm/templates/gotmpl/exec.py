@@ -6,7 +6,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
 from ccm.templates.engine_util import signature as _signature
-from ccm.templates.gotmpl.funcs import _BUILTINS, _SPRIG, _FuncError
+from ccm.templates.gotmpl.funcs import _BUILTINS, _FuncError
+from ccm.templates.gotmpl.gofunc import ArgError, GoFunc, literal_of
 from ccm.templates.gotmpl.lexer import _lex, _Src
 from ccm.templates.gotmpl.parser import _Parser
 from ccm.templates.gotmpl.tree import _Action, _Branch, _Command, _LoopControl, _Operand, _Pipeline, _TemplateCall
@@ -316,14 +317,35 @@ class _State:
                 if truth(value) == (name == "or"):
                     return value
             return value
+        if isinstance(fn, GoFunc):
+            return self.call_go(fn, arg_ops, dot, op, final)
         values = [_arg(self.eval_arg(dot, a)) for a in arg_ops]
         if final is not _NO_FINAL:
             values.append(_arg(final))
         self.node_text, self.node_pos = op.text, op.pos
         return self.invoke(name, fn, values)
 
+    def call_go(self, fn: GoFunc, arg_ops: List[_Operand], dot: Any, op: _Operand, final: Any) -> Any:
+        """Call a typed Go function: arguments converted to its parameter types first."""
+        values = [self.eval_arg(dot, a) for a in arg_ops]
+        literals = [literal_of(a.kind, a.val, a.text) if not a.fields else None for a in arg_ops]
+        if final is not _NO_FINAL:
+            values.append(final)
+        self.node_text, self.node_pos = op.text, op.pos
+        wrong = fn.arity_error(len(values))
+        if wrong is not None:
+            raise self.error(f"wrong number of args for {fn.name}: {wrong}")
+        try:
+            converted = fn.convert(values, literals)
+        except ArgError as err:
+            if err.index < len(arg_ops):
+                self.node_text, self.node_pos = arg_ops[err.index].text, arg_ops[err.index].pos
+            raise self.error(str(err)) from None
+        self.node_text, self.node_pos = op.text, op.pos
+        return self.invoke(fn.name, fn, converted)
+
     def invoke(self, name: str, fn: Callable[..., Any], values: List[Any]) -> Any:
-        sig = _signature(fn, self.signatures)
+        sig = None if isinstance(fn, GoFunc) else _signature(fn, self.signatures)
         if sig is not None:
             try:
                 sig.bind(*values)
@@ -359,8 +381,12 @@ def render_go(source: str, dot: Any, *, functions: Optional[Mapping[str, Callabl
         left = "{{"
     if not right:
         right = "}}"
-    funcs: Dict[str, Any] = dict(_SPRIG)
-    funcs.update(_BUILTINS)
+    from ccm.templates.gotmpl.sprig import SPRIG
+
+    # Sprig's functions take precedence over text/template's builtins (its "slice"), as
+    # template.Funcs does; the caller's functions over both
+    funcs: Dict[str, Any] = dict(_BUILTINS)
+    funcs.update(SPRIG)
     if functions:
         funcs.update(functions)
     src = _Src(source, name)

@@ -29,6 +29,11 @@ class GoTemplateError(TemplateError):
         super().__init__(text)
 
 
+class FuncError(Exception):
+    """A function rejected its arguments or failed; the message is Go's. The executor
+    reports it as ``error calling <name>: <message>``."""
+
+
 class _Missing:
     """Go's invalid ``reflect.Value``: a missing map key; prints ``<no value>``."""
 
