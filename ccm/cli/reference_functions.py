@@ -55,15 +55,16 @@ def expr_names() -> List[str]:
 
 
 def go_template_names() -> List[str]:
-    from ccm.templates.gotmpl import funcs
+    from ccm.templates.gotmpl.funcs import BUILTIN_NAMES
+    from ccm.templates.gotmpl.sprig import SPRIG
 
-    return sorted(set(funcs._SPRIG) | set(funcs._BUILTINS))
+    return sorted(BUILTIN_NAMES | set(SPRIG))
 
 
 def jet_names() -> List[str]:
-    from ccm.templates.jet import builtins
+    from ccm.templates.jet.builtins import BUILTIN_NAMES
 
-    return sorted(builtins._BUILTINS)
+    return sorted(BUILTIN_NAMES)
 
 
 def _names(names: List[str]) -> str:

@@ -187,3 +187,6 @@ _BUILTINS: Dict[str, Callable[..., Any]] = {
     "print": go_print, "printf": go_sprintf, "println": go_println,
     "html": _html_escape, "js": _js_escape, "urlquery": _urlquery, "call": _call,
 }
+
+# text/template's own function names (`ccm doc functions`; Sprig's are ``sprig.SPRIG``)
+BUILTIN_NAMES = frozenset(_BUILTINS)

@@ -99,6 +99,9 @@ _BUILTINS: Dict[str, Any] = {
     "safeJs": lambda s: _json.dumps(go_sprint(s))[1:-1],
 }
 
+# the builtin names (`ccm doc functions`)
+BUILTIN_NAMES = frozenset(_BUILTINS)
+
 
 def _need_str(fn: str, v: Any) -> str:
     if not isinstance(v, str):
