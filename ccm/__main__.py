@@ -5,7 +5,7 @@ import gc
 import os
 import sys
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

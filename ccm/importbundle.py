@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, Tuple
 

@@ -32,8 +32,8 @@ from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult, CommandRunner
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 

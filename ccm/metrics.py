@@ -19,8 +19,8 @@ from _thread import allocate_lock
 
 from ccm.log import internal
 from ccm.model.value import FrozenValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Tuple
 

@@ -15,8 +15,8 @@ stderr (``install_streams``: --render, --json, logs, errors) and session event f
 from __future__ import annotations
 
 from ccm.lazyre import LazyPattern
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, Iterable, Set, Tuple
 

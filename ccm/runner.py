@@ -17,8 +17,8 @@ import time
 from ccm.log import internal
 from ccm.model.durations import clamp_timeout
 from ccm.model.runner import BASE_PATH, CommandResult, find_command
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from typing import Dict, List, Mapping, Optional, Sequence, Set

@@ -52,7 +52,9 @@ def ours(name):
 
 
 ALL = dict(modules())
-GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing"}
+# importable from every layer: it imports nothing at run time (test_the_typing_guard_imports_nothing)
+LEAVES = ("ccm", "ccm.typing_guard")
+GOCOMPAT_STDLIB = {"__future__", "collections", "datetime", "decimal", "json", "math", "re", "typing"}
 
 
 def test_from_ccm_import_resolves_to_the_module():
@@ -75,7 +77,7 @@ def test_gocompat_is_stdlib_only_and_self_contained():
             continue
         for imp in imports_of(path, mod):
             if ours(imp):
-                assert imp.startswith("ccm.gocompat"), f"{mod} imports {imp}"
+                assert imp.startswith("ccm.gocompat") or imp in LEAVES, f"{mod} imports {imp}"
             else:
                 assert imp.split(".")[0] in GOCOMPAT_STDLIB, f"{mod} imports {imp} (stdlib only, from a short list)"
 
@@ -90,7 +92,7 @@ def test_expressions_do_not_import_templates():
 def test_model_imports_only_stdlib_and_itself():
     for mod, path in ALL.items():
         if mod.startswith("ccm.model"):
-            bad = [i for i in imports_of(path, mod) if ours(i) and not i.startswith("ccm.model")]
+            bad = [i for i in imports_of(path, mod) if ours(i) and not i.startswith("ccm.model") and i not in LEAVES]
             assert not bad, f"{mod} imports {bad}"
             third = [i for i in imports_of(path, mod) if i.split(".")[0] in ("yaml", "jsonschema", "psutil", "nats", "prometheus_client")]
             assert not third, f"{mod} imports {third}"
@@ -152,7 +154,8 @@ def test_help_imports_no_engine_module():
     import subprocess
 
     code = ("import sys; from ccm.cli.main import main; main(['--help']);"
-            "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main')))")
+            "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main',"
+            " 'ccm.typing_guard')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
@@ -185,7 +188,7 @@ def test_import_ccm_and_help_never_import_heavy_modules():
 STEADY_APPLY_NEVER_IMPORTS = (
     "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
     "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
-    # issue 16, the fixed cost: typing only under TYPE_CHECKING (ccm.model.lite_typing at run time),
+    # issue 16, the fixed cost: typing only under TYPE_CHECKING (the rule of ccm.typing_guard),
     # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
     # the command runner made at the first command
     "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
@@ -340,3 +343,116 @@ def test_names_imported_for_the_type_checker_are_not_used_at_run_time():
             for line, name in runtime_uses_of_type_checking_names(fh.read()):
                 problems.append(f"{module}:{line}: {name}")
     assert problems == [], problems
+
+
+# --- the typing rule (ccm.typing_guard's docstring) ------------------------------------------
+
+def _typing_imports_at_run_time(tree):
+    """(line, names) of each ``typing`` import not under ``if TYPE_CHECKING:``."""
+    found = []
+
+    def visit(node):
+        if _is_type_checking_if(node):
+            for sub in node.orelse:
+                visit(sub)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, [a.name]) for a in node.names if a.name.split(".")[0] == "typing")
+        elif isinstance(node, ast.ImportFrom) and node.module == "typing" and not node.level:
+            found.append((node.lineno, [a.name for a in node.names]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_typing_is_imported_for_the_type_checker_only():
+    """Every module follows the one rule: ``TYPE_CHECKING`` from ``ccm.typing_guard``,
+    typing's names under ``if TYPE_CHECKING:`` (``NamedTuple`` aside)."""
+    problems = []
+    for module, path in sorted(ALL.items()):
+        if module == "ccm.typing_guard":
+            continue
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for line, names in _typing_imports_at_run_time(tree):
+            if names != ["NamedTuple"]:
+                problems.append(f"{module}:{line}: typing {names} imported at run time")
+        guarded = any(_is_type_checking_if(n) for n in ast.walk(tree))
+        from_guard = any(isinstance(n, ast.ImportFrom) and n.module == "ccm.typing_guard"
+                         and "TYPE_CHECKING" in [a.name for a in n.names] for n in tree.body)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "TYPE_CHECKING" for t in node.targets):
+                problems.append(f"{module}:{node.lineno}: TYPE_CHECKING assigned (import it from ccm.typing_guard)")
+            if isinstance(node, ast.ImportFrom) and node.module in ("typing", "ccm.model.lite_typing") \
+                    and "TYPE_CHECKING" in [a.name for a in node.names]:
+                problems.append(f"{module}:{node.lineno}: TYPE_CHECKING from {node.module}")
+        if guarded and not from_guard:
+            problems.append(f"{module}: if TYPE_CHECKING without the import from ccm.typing_guard")
+    assert problems == [], problems
+
+
+def test_names_bound_for_the_type_checker_only_are_not_imported_at_run_time():
+    """``from ccm.x import Alias`` at run time fails when ``ccm.x`` binds ``Alias`` only
+    under ``if TYPE_CHECKING:`` (a type alias, a typing name)."""
+    checking_only = {}
+    for module, path in ALL.items():
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        checking = set()
+        runtime = _bound([n for n in tree.body if not _is_type_checking_if(n)])
+        for node in tree.body:
+            if _is_type_checking_if(node):
+                checking |= _bound(node.body)
+                runtime |= _bound(node.orelse)
+        checking_only[module] = checking - runtime
+    problems = []
+    for module, path in sorted(ALL.items()):
+        stack = list(ast.parse(open(path, encoding="utf-8").read()).body)
+        while stack:
+            node = stack.pop()
+            if _is_type_checking_if(node):
+                stack.extend(node.orelse)
+                continue
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module in checking_only:
+                bad = [a.name for a in node.names if a.name in checking_only[node.module]]
+                if bad:
+                    problems.append(f"{module}:{node.lineno}: {bad} from {node.module}")
+            stack.extend(ast.iter_child_nodes(node))
+    assert problems == [], problems
+
+
+def test_the_typing_guard_imports_nothing():
+    """Every layer may import it (``LEAVES``) because it imports nothing when ccm runs."""
+    runtime = []
+    stack = list(ast.parse(open(ALL["ccm.typing_guard"], encoding="utf-8").read()).body)
+    while stack:
+        node = stack.pop()
+        if _is_type_checking_if(node):
+            stack.extend(node.orelse)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            runtime.append(getattr(node, "module", None) or node.names[0].name)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    assert runtime == ["__future__"]
+
+
+def test_the_run_time_stand_ins_behave_as_typing_marks_them():
+    from ccm.typing_guard import Generic, Protocol, TypeVar
+
+    T = TypeVar("T")
+
+    class Proto(Protocol):
+        name: str
+
+    class Sub(Proto):   # implements it by naming it
+        name = "x"
+
+    class Box(Generic[T]):
+        pass
+
+    class IntBox(Box[int]):
+        pass
+
+    assert Proto._is_protocol and not Sub._is_protocol
+    assert IntBox.__mro__[1] is Box and IntBox.__orig_bases__[0].__args__ == (int,)
+    assert repr(IntBox.__orig_bases__[0]).endswith("Box[int]") and T == "T"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.agent import runner, timing
 from ccm.agent.config import AgentConfig
@@ -29,6 +28,10 @@ from ccm.agent.sources import ObjectStore
 from ccm.agent.worker import Worker
 from ccm.log import UserLogger
 from ccm.model.errors import CCMError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional
 
 
 class Agent:

@@ -8,9 +8,12 @@ is never imported. Only GET, only these two paths; requests are not logged above
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Tuple
+
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Tuple
+
     from ccm.agent.agent import Agent
 
 

@@ -16,8 +16,8 @@ from ccm.model.resource import Properties
 from ccm.model.value import ValueObject
 from ccm.report import status_logger
 from ccm.resources import base
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Optional
 

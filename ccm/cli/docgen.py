@@ -16,7 +16,12 @@ import argparse
 import importlib
 import inspect
 from datetime import datetime, timezone
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 
 class Node(NamedTuple):

@@ -9,12 +9,15 @@ import datetime
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional
 
 from ccm.expr.errors import ExprError
 from ccm.expr.runtime import equal, is_number, truth, type_name
 from ccm.expr.validators import VALIDATORS, is_float, is_int
 from ccm.gocompat.time import GoTime
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
 
 
 def _need_str(fn: str, value: Any) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ccm.expr import runtime as rt
 from ccm.expr.builtins import BOOLEAN_BUILTINS, BUILTINS
@@ -22,6 +21,10 @@ from ccm.expr.parser import (
     Member, MethodCall, Node, Pointer, Slice, Unary, parse,
 )
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 BUILTIN_FUNCTIONS: FrozenSet[str] = frozenset(BUILTINS)
 

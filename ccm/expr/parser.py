@@ -9,10 +9,13 @@ Predicate arguments of the collection builtins are parsed as closures where
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
 
 from ccm.expr.errors import ExprError
 from ccm.expr.lexer import Token, tokenize
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 BINARY = {
     "|": (0, False),

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Any
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]

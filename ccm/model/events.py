@@ -12,8 +12,8 @@ import os
 import time
 
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
@@ -574,15 +574,6 @@ class EventRecord(_LazyId, _Labelled):
 
 if TYPE_CHECKING:
     RecordedEvent = Union[TransactionEvent, EventRecord]   # what a session store keeps of an event
-else:
-    def __getattr__(name: str) -> Any:
-        """``RecordedEvent``, built when a module imports it at run time (with typing: the
-        plain apply path imports it only for annotations, and no typing at all)."""
-        if name == "RecordedEvent":
-            from typing import Union
-
-            return Union[TransactionEvent, EventRecord]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SessionStartEvent(ValueObject):

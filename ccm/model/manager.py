@@ -12,14 +12,12 @@ from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
 from ccm.model.provider import RunCache
 from ccm.model.runner import CommandRunner
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
     from ccm.model.events import RecordedEvent
-else:
-    from ccm.model.lite_typing import Protocol
 
 
 class UserLog(Protocol):

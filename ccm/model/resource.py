@@ -15,15 +15,13 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
                              STR_LIST as STR_LIST, STR_MAP as STR_MAP)
 from ccm.model.kinds import Kind, kind_named
 from ccm.model.value import FrozenValueObject, ValueObject
+from ccm.typing_guard import TYPE_CHECKING, Generic, TypeVar
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
     from ccm.model.manager import ChildRun, NestedApply, UserLog
     from ccm.model.runner import CommandRunner
-else:
-    from ccm.model.lite_typing import Generic
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -255,10 +253,7 @@ class ResourceContext:
                                        deny_apply=deny_apply, label=label)
 
 
-if TYPE_CHECKING:
-    ProviderT = TypeVar("ProviderT")
-else:
-    ProviderT = "ProviderT"   # typing's TypeVar is for the type checker only
+ProviderT = TypeVar("ProviderT")
 
 
 class TypeLogic(Generic[ProviderT]):

@@ -5,12 +5,10 @@ import functools
 import os
 
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
-else:
-    from ccm.model.lite_typing import Protocol
+    from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 # The environment every child gets (not inherited from ccm's own environment), so that
 # tool output parses the same everywhere.

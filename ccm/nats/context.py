@@ -10,9 +10,12 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.nats import NatsError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
 MAX_CONTEXT_BYTES = 1 << 20

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, BinaryIO, Tuple
 
 from ccm.model.errors import ManifestError
 from ccm.nats import NatsError
 from ccm.nats.connection import Connection
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Tuple
 
 GET_TIMEOUT = 60.0
 CHUNK_IDLE = 3.0

@@ -17,10 +17,10 @@ from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.resources import properties as P
+from ccm.typing_guard import TYPE_CHECKING
 
 _new_object = object.__new__
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 
 from ccm.digest import sha256
 from ccm.model.errors import ProviderError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 

@@ -14,8 +14,8 @@ from _thread import RLock   # threading.RLock's C implementation, without import
 from ccm.model.errors import SessionError
 from ccm.model.events import EventRecord, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Dict, List, Optional, Sequence, Union
 
@@ -23,17 +23,6 @@ if TYPE_CHECKING:
 
     Recorded = RecordedEvent
     Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
-else:
-    def __getattr__(name: str) -> object:
-        """The aliases above, built (with typing) for the modules that import them at run time:
-        a plain apply uses them in annotations only and imports no typing."""
-        from typing import Union
-
-        aliases = {"Recorded": Union[TransactionEvent, EventRecord],
-                   "Event": Union[TransactionEvent, EventRecord, SessionStartEvent]}
-        if name in aliases:
-            return aliases[name]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def file_under_refs(last: Dict[str, Recorded], event: Recorded) -> None:

@@ -75,7 +75,7 @@ def test_field_is_frozen_hashable_and_replaceable():
     assert repr(Field("name")).startswith("Field(key='name', kind=")
 
 
-def test_manageable_is_the_named_tuple_it_declares():
+def test_manageable_is_a_pair_with_named_fields():
     from typing import NamedTuple
 
     from ccm.model.provider import Manageable
@@ -90,4 +90,5 @@ def test_manageable_is_the_named_tuple_it_declares():
         assert (mine.usable, mine.priority) == (ref.usable, ref.priority)
         assert repr(mine) == repr(ref).replace("Reference", "Manageable")
         assert pickle.loads(pickle.dumps(mine)) == mine and type(copy.copy(mine)) is Manageable
-    assert Manageable._fields == Reference._fields
+        usable, priority = mine
+        assert (usable, priority) == args + (1,) * (2 - len(args)) and mine[0] is args[0]

@@ -6,11 +6,14 @@ the child's counts; the resource's own state never carries ``noop``.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Tuple
 
 from ccm.model.errors import CCMError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Tuple
 
 MAX_DEPTH = 10
 DEPTH_ERROR = f"maximum apply depth of {MAX_DEPTH} exceeded"

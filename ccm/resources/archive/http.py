@@ -13,13 +13,16 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
-from typing import IO, Any, Mapping, Optional
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState, rfc3339
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
 from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, IO, Mapping, Optional
 
 ARCHIVE_MODE = 0o644
 EXTRACT_DIR_MODE = 0o755

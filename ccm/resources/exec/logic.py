@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Protocol, Tuple
 
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.model.runner import CommandResult
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
 
 
 def _creates_path(props: Properties) -> Optional[str]:

@@ -11,12 +11,10 @@ from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.file import SAME
 from ccm.resources.ownership import (directory_mode, format_mode, group_matches, id_generation, known_answer,
                                      known_same_group, known_same_user, owner_matches, parse_mode, remember_answer)
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Protocol, Tuple
-else:
-    from ccm.model.lite_typing import Protocol
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 def manages_content(props: Properties) -> bool:

@@ -26,8 +26,8 @@ from ccm.model.resource import Properties
 from ccm.resources.file import SAME
 from ccm.resources.ownership import (CHUNK, atomic_replace, format_mode, group_name, known_group_name, known_mode_text,
                                      known_user_name, resolve_ids, sha256_unless_equal, user_name)
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ContextManager, Dict, Mapping, Optional
 

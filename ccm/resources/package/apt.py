@@ -12,7 +12,7 @@ and is queried again after any change. Not: a repository manager; never runs
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ccm.lazyre import LazyPattern
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 

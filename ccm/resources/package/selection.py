@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Mapping, Tuple
 

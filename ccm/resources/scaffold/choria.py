@@ -29,7 +29,6 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ccm import fsafe
 from ccm.model.errors import CCMError, ProviderError
@@ -37,6 +36,10 @@ from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
 from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 XATTR = "user.ccm.scaffold"
 POST_TIMEOUT = 300.0

@@ -3,9 +3,12 @@ and the text of a failed service command."""
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from ccm.model.runner import CommandResult, find_command
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def last_line(text: str) -> str:

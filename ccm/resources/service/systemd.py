@@ -30,7 +30,6 @@ last stderr line explains a desired-state error.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
@@ -39,6 +38,10 @@ from ccm.model.provider import Manageable, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 ACTIVE = {"active": True, "reloading": True, "inactive": False, "failed": False, "activating": False,
           "deactivating": False}

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, List, Mapping, Optional, Sequence
 
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
@@ -32,6 +31,10 @@ from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Mapping, Optional, Sequence
 
 INIT_DIR = "/etc/init.d"
 RC_ROOT = "/etc"

@@ -5,11 +5,14 @@ from __future__ import annotations
 import base64
 import math
 import urllib.parse
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.gocompat.fmt import go_print, go_println, go_sprint, go_sprintf, is_number
 from ccm.gocompat.strconv import quote
 from ccm.templates.gotmpl.values import MISSING, _go_type, truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 class _FuncError(Exception):
