@@ -27,7 +27,7 @@ from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
-from ccm.model.lazy import LazyMapping
+from ccm.lazymap import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.provider import RunCache
 from ccm.model.resource import Properties
@@ -126,7 +126,7 @@ class FactsCache:
         have it, without gathering when the layers the gather merges can tell: the
         ``--fact`` values over the file facts over the system's own cheap source
         (``ccm.facts.probe_system``). Anything else reads the gathered facts."""
-        from ccm.model.lazy import value_at
+        from ccm.lazymap import value_at
 
         with self._lock:
             facts = self._facts

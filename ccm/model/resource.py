@@ -106,9 +106,6 @@ def _emit_plan(fields: Tuple[Field, ...]) -> Tuple[Tuple[str, bool, Optional[Cal
     return hit[1]
 
 
-_new_object = object.__new__
-
-
 class Properties:
     """A validated property set of one resource: values keyed by YAML key.
 
@@ -155,9 +152,7 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        copy: Properties = _new_object(Properties)   # no __init__ call: once per resource run
-        copy.type_name, copy.values, copy.fields = self.type_name, dict(self.values), self.fields
-        return copy
+        return Properties(self.type_name, dict(self.values), self.fields)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}

@@ -9,13 +9,13 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Mapping, Tuple
 
+from ccm.cmdsearch import on_search_path
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
-from ccm.model.runner import on_search_path
 
 
 def on_path(tool: str) -> bool:
-    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    """Found by the runner's own lookup rule (``ccm.cmdsearch.find_command``)."""
     return on_search_path(tool)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ccm.model.runner import CommandResult, find_command
+from ccm.cmdsearch import find_command
+from ccm.model.runner import CommandResult
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def command_problem(res: CommandResult, summary: str) -> Optional[str]:
 
 
 def which(tool: str) -> Optional[str]:
-    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    """Found by the runner's own lookup rule (``ccm.cmdsearch.find_command``)."""
     return find_command(tool)
 
 
