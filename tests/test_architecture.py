@@ -89,13 +89,68 @@ def test_expressions_do_not_import_templates():
             assert not bad, f"{mod} imports {bad}"
 
 
-def test_model_imports_only_stdlib_and_itself():
+# ccm/model is contracts only and does no I/O: what it may import, and the builtins it may not
+# call. Pure standard-library helpers only (no os, sys, time, io, socket, subprocess, random,
+# threading, ...: no clock, files, processes, environment or randomness); of ours, itself,
+# the typing guard and Go's timestamp text (pure functions, checked below).
+MODEL_STDLIB = {"__future__", "collections.abc", "difflib", "re", "typing"}
+MODEL_OURS = {"ccm.typing_guard", "ccm.gocompat.rfc3339"}
+NO_IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "breakpoint", "__import__", "exit", "quit"}
+
+
+def _io_free_problems(mod, path, stdlib, ours_allowed):
+    problems = []
+    for imp in imports_of(path, mod):
+        if ours(imp):
+            if not (imp.startswith("ccm.model") or imp in ours_allowed or imp in LEAVES):
+                problems.append(f"{mod} imports {imp}")
+        elif imp not in stdlib:
+            problems.append(f"{mod} imports {imp} (not among {sorted(stdlib)})")
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NO_IO_BUILTINS:
+            problems.append(f"{mod}:{node.lineno} calls {node.func.id}()")
+    return problems
+
+
+def test_model_is_contracts_without_io():
+    """The model imports the short list above and calls no I/O builtin; the pure helpers it
+    uses from outside it import nothing that does I/O either."""
+    problems = []
     for mod, path in ALL.items():
         if mod.startswith("ccm.model"):
-            bad = [i for i in imports_of(path, mod) if ours(i) and not i.startswith("ccm.model") and i not in LEAVES]
-            assert not bad, f"{mod} imports {bad}"
-            third = [i for i in imports_of(path, mod) if i.split(".")[0] in ("yaml", "jsonschema", "psutil", "nats", "prometheus_client")]
-            assert not third, f"{mod} imports {third}"
+            problems += _io_free_problems(mod, path, MODEL_STDLIB, MODEL_OURS)
+    for mod in MODEL_OURS:
+        problems += _io_free_problems(mod, ALL[mod], MODEL_STDLIB | {"datetime"}, set())
+    assert problems == [], problems
+
+
+def test_the_model_rule_catches_io(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nfrom time import time_ns\nfrom ccm.clock import now_ns\n"
+                   "def f():\n    return open('/etc/passwd').read()\n")
+    problems = _io_free_problems("ccm.model.bad", str(bad), MODEL_STDLIB, MODEL_OURS)
+    assert [p.split(" (")[0] for p in problems] == [
+        "ccm.model.bad imports os", "ccm.model.bad imports time", "ccm.model.bad imports ccm.clock",
+        "ccm.model.bad:5 calls open()"]
+
+
+def test_model_defines_no_lazy_descriptors_or_bypassed_constructors():
+    """Contracts are plain classes: no descriptor class (``__get__``), no property setter
+    making a field on first read, no ``object.__new__`` (fast twins live outside, behind a
+    switch: ``ccm.resources.flowevents``, ``ccm.resources.file.steady``)."""
+    problems = []
+    for mod, path in ALL.items():
+        if not mod.startswith("ccm.model"):
+            continue
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in ("__get__", "__set_name__"):
+                problems.append(f"{mod}:{node.lineno}: descriptor method {node.name}")
+            if isinstance(node, ast.Attribute) and node.attr == "setter":
+                problems.append(f"{mod}:{node.lineno}: property setter")
+            if isinstance(node, ast.Attribute) and node.attr == "__new__" and getattr(node.value, "id", "") == "object":
+                problems.append(f"{mod}:{node.lineno}: object.__new__")
+    assert problems == [], problems
 
 
 FORBIDDEN_FOR_RESOURCES = ("ccm.manager", "ccm.cli", "ccm.agent", "ccm.apply.")

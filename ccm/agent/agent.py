@@ -377,7 +377,7 @@ class Agent:
 
     def status(self) -> Dict[str, Any]:
         from ccm import __version__
-        from ccm.model.events import rfc3339
+        from ccm.gocompat.rfc3339 import rfc3339
 
         if self.set_loader is not None:
             mset = self.set_loader.status()

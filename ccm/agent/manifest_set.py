@@ -199,7 +199,7 @@ class SetLoader:
             return new, changed
 
     def status(self) -> Dict[str, Any]:
-        from ccm.model.events import rfc3339
+        from ccm.gocompat.rfc3339 import rfc3339
 
         with self._lock:
             return {

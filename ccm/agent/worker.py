@@ -52,7 +52,7 @@ class Trigger:
 
 
 def _time(ts: Optional[float]) -> Optional[str]:
-    from ccm.model.events import rfc3339
+    from ccm.gocompat.rfc3339 import rfc3339
 
     return rfc3339(int(ts * 1e9)) if ts else None
 

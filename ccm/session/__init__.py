@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
+from ccm.clock import new_ksuid, now_ns
 from ccm.model.errors import SessionError
 from ccm.model.events import EventRecord, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
@@ -72,7 +73,7 @@ class SessionStore:
                 except Exception:  # metrics must never break a run
                     pass
         # what this store keeps in memory of the event
-        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else EventRecord(event)
+        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else event.record()
         lock = self._lock
         lock.acquire()   # what "with self._lock" does, for half the cost (once per resource)
         try:
@@ -184,7 +185,7 @@ class MemoryStore(SessionStore):
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
             self._events, self._last = [], None
-            start = SessionStartEvent()
+            start = SessionStartEvent(new_ksuid(), now_ns())
             self._events.append(start)
             return start
 

@@ -20,10 +20,11 @@ import stat
 import threading
 import time
 
+from ccm.clock import is_ksuid, new_ksuid, now_ns
 from ccm.log import internal
 from ccm.model.errors import SessionError
-from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
-                              SessionSummary, TransactionEvent, is_ksuid)
+from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent, SessionSummary,
+                              TransactionEvent)
 from ccm.session import SessionStore, file_under_refs
 from ccm.session.watch import IN_CREATE, IN_MOVED_TO, DirWatch
 from ccm.typing_guard import TYPE_CHECKING
@@ -100,7 +101,7 @@ class DirectoryStore(SessionStore):
                 pass
             check_store(self.directory, must_exist=True)
         self._sweep()
-        start = SessionStartEvent()
+        start = SessionStartEvent(new_ksuid(), now_ns())
         with self._lock:
             self._append(start, start)
         return start

@@ -14,8 +14,10 @@ import hashlib
 import os
 import urllib.parse
 
+from ccm.clock import now_ns
 from ccm.model.errors import ProviderError
-from ccm.model.events import ResourceState, rfc3339
+from ccm.gocompat.rfc3339 import rfc3339
+from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
 from ccm.model.resource import Properties
 from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
@@ -49,7 +51,7 @@ class HttpArchiveProvider:
 
     def status(self, path: str, creates: Optional[str] = None) -> ResourceState:
         meta: dict = {"name": path}
-        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta})
+        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
         try:
             st = os.stat(path)
         except FileNotFoundError:

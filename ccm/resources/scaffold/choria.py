@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from ccm import fsafe
+from ccm.clock import now_ns
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable
@@ -352,7 +353,7 @@ class ChoriaScaffoldProvider:
         if stable:
             meta["stable"] = stable
         meta["engine"] = job.engine
-        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta})
+        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def remove(self, target: str, files: Sequence[str]) -> None:
         """Delete ``files``, then the directories they leave empty (never ``target``

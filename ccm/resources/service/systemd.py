@@ -31,6 +31,7 @@ last stderr line explains a desired-state error.
 from __future__ import annotations
 
 
+from ccm.clock import now_ns
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
@@ -212,7 +213,7 @@ class SystemdProvider:
                 enabled = parse_is_enabled(service, res.stdout, res.exit_code, res.stderr)
         meta = {"name": service, "provider": self.name, "enabled": enabled, "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
-                             extra={"metadata": meta})
+                             extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def _act(self, verb: str, service: str) -> Optional[str]:
         # no reload check here: the flow always reads the status (which does it) first

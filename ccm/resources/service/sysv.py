@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 
+from ccm.clock import now_ns
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
@@ -120,7 +121,7 @@ class SysvProvider:
                                 + (f": {detail}" if detail else ""))
         meta = {"name": service, "provider": self.name, "enabled": self.is_enabled(service), "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
-                             extra={"metadata": meta})
+                             extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def _script_action(self, verb: str, service: str) -> Optional[str]:
         with self.lock.hold(f"{self.init_dir}/{service} {verb}"):
