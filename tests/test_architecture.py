@@ -238,24 +238,34 @@ def test_import_ccm_and_help_never_import_heavy_modules():
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr
 
 
-# Not imported by a steady local `ccm apply` of a plain manifest: each costs start-up time on
-# every cron run and is needed only by features such a run does not use.
-STEADY_APPLY_NEVER_IMPORTS = (
-    "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
-    "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
-    # issue 16, the fixed cost: typing only under TYPE_CHECKING (the rule of ccm.typing_guard),
-    # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
-    # the command runner made at the first command
-    "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
-    "signal", "copy", "json", "resource", "ccm.runner",
-    # a manifest without data resolves no Hiera; NATS template functions made on first use;
-    # plans of plain data decode without TextInt
-    "ccm.data.hiera", "ccm.data.annotations", "ccm.data.merge", "math", "ccm.nats", "ccm.nats.functions",
-    "ccm.model.textint",
-)
+def written_budget():
+    """The two module lists of ``ccm.typing_guard``'s budget: (ccm modules, standard library)."""
+    import ccm.typing_guard
+
+    doc = ccm.typing_guard.__doc__ or ""
+    lists = []
+    for title in ("ccm modules:", "standard library modules"):
+        block = doc[doc.index(title):].split("\n", 1)[1]
+        words = []
+        for line in block.split("\n"):
+            if not line.startswith("    "):
+                break
+            words += line.split()
+        lists.append(set(words))
+    return lists[0], lists[1]
 
 
-def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
+def test_the_written_budget_is_a_list_of_modules():
+    ours_, stdlib = written_budget()
+    assert "ccm.typing_guard" in ours_ and "ccm.model.events" in ours_ and "os" in stdlib
+    assert all(m == "ccm" or m.startswith("ccm.") for m in ours_) and not any(m.startswith("ccm") for m in stdlib)
+    assert "typing" not in stdlib and "re" not in stdlib
+
+
+def test_steady_plain_apply_imports_the_written_budget(tmp_path):
+    """A steady ``ccm apply`` of a plain file manifest imports exactly the ccm modules
+    ``ccm.typing_guard`` lists, and no standard-library module it does not list (typing,
+    re, logging, subprocess, threading, json, hashlib ... each cost every cron run)."""
     import json
     import subprocess
 
@@ -283,9 +293,12 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     bare = subprocess.run([sys.executable, "-S", "-c", "import sys; mods = sorted(sys.modules); import json; "
                            "print(json.dumps(mods))"],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=60)
-    ours = set(loaded) - set(json.loads(bare.stdout))
-    unwanted = sorted(m for m in ours if m in STEADY_APPLY_NEVER_IMPORTS or m.split(".")[0] in ("nats", "jsonschema"))
-    assert unwanted == [], unwanted
+    on_path = set(loaded) - set(json.loads(bare.stdout))
+    written_ours, written_stdlib = written_budget()
+    ours_on_path = {m for m in on_path if m == "ccm" or m.startswith("ccm.")}
+    assert sorted(ours_on_path - written_ours) == [], "imported on the apply path, not in the budget"
+    assert sorted(written_ours - ours_on_path) == [], "in the budget, no longer imported: take it off the list"
+    assert sorted(on_path - ours_on_path - written_stdlib) == [], "imported on the apply path, not in the budget"
 
 
 # --- names imported for the type checker only ------------------------------------------------

@@ -2,7 +2,7 @@
 
 ``status`` asks the provider (``FileProvider``) for a ``FileObservation``: the file as it is,
 with the desired content's bytes or digest and the desired owner and group looked up, so
-the decision (``_decide``) compares bytes' outcome, ids and mode bits, all from the
+the decision (``decide``) compares bytes' outcome, ids and mode bits, all from the
 state's ``FileObservation``. Nothing here reads a file, the user database or a clock, and
 nothing is remembered between resources.
 """
@@ -81,6 +81,39 @@ def _mode_bits(state: FileObservation) -> int:
     return -1 if state.stat is None else state.stat.st_mode & 0o777
 
 
+def decide(props: Properties, state: FileObservation) -> Tuple[bool, str]:
+    """Whether the file is as ``props`` want it, from the observed fields alone: the first
+    difference, or none (``FileLogic.is_desired`` and ``plan``)."""
+    values = props.values
+    try:   # values.get(...) for each (what props.get gives): all are set on a resource that is not absent
+        want, owner, group, given = values["ensure"] or "", values["owner"], values["group"], values["mode"]
+    except KeyError:
+        want, owner, group, given = (values.get("ensure") or "", values.get("owner"), values.get("group"),
+                                     values.get("mode"))
+    have = state.ensure
+    if want == "absent":
+        return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
+    if have != want:
+        return False, f"ensure mismatch: state={have} requested={want}"
+    if want != "directory" and not state.same and state.managed and not state.holds_desired():
+        return False, (f"content checksum mismatch: state={state.file_checksum() or ''} "
+                       f"requested={state.desired_checksum()}")
+    st = state.stat
+    assert st is not None   # present or a directory: stat
+    if state.owner != owner and (state.uid is None or st.st_uid != state.uid):   # _same_owner, inline
+        return False, f"owner mismatch: state={state.owner} requested={owner}"
+    if state.group != group and (state.gid is None or st.st_gid != state.gid):
+        return False, f"group mismatch: state={state.group} requested={group}"
+    mode = known_mode((str, given)) if type(given) is str else None
+    if mode is None:
+        mode = parse_mode(given)
+    if want == "directory":
+        mode = directory_mode(mode)
+    if st.st_mode & 0o777 != mode:
+        return False, f"mode mismatch: state={state.mode_text()} requested={format_mode(mode)}"   # desired_mode
+    return True, ""
+
+
 class FileProvider(Protocol):
     """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
 
@@ -122,7 +155,10 @@ class FileLogic(TypeLogic[FileProvider]):
         content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
         if ensure == "absent":
             return provider.status(name)
-        owner, group = values.get("owner"), values.get("group")
+        try:   # values.get(...) for each: both are set on every resource that is not absent
+            owner, group = values["owner"], values["group"]
+        except KeyError:
+            owner, group = values.get("owner"), values.get("group")
         if ensure == "directory":
             return provider.status(name, None, "", owner, group)
         data: Optional[bytes] = None
@@ -164,39 +200,10 @@ class FileLogic(TypeLogic[FileProvider]):
         return changes
 
     def is_desired(self, props: Properties, state: FileObservation, acted: Any = None) -> Tuple[bool, str]:
-        return self._decide(props, state)
-
-    def _decide(self, props: Properties, state: FileObservation) -> Tuple[bool, str]:
-        """``is_desired`` from the observed fields: the first difference, or none."""
-        values = props.values
-        want, have = values.get("ensure") or "", state.ensure
-        if want == "absent":
-            return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
-        if have != want:
-            return False, f"ensure mismatch: state={have} requested={want}"
-        if want != "directory" and not state.same and state.managed and not state.holds_desired():
-            return False, (f"content checksum mismatch: state={state.file_checksum() or ''} "
-                           f"requested={state.desired_checksum()}")
-        st = state.stat
-        assert st is not None   # present or a directory: stat
-        owner: Any = values.get("owner")   # what props.get("owner") gives
-        if state.owner != owner and (state.uid is None or st.st_uid != state.uid):   # _same_owner, inline
-            return False, f"owner mismatch: state={state.owner} requested={owner}"
-        group: Any = values.get("group")
-        if state.group != group and (state.gid is None or st.st_gid != state.gid):
-            return False, f"group mismatch: state={state.group} requested={group}"
-        given: Any = values.get("mode")   # desired_mode(props), inline: parse_mode's remembered answer first
-        mode = known_mode((str, given)) if type(given) is str else None
-        if mode is None:
-            mode = parse_mode(given)
-        if want == "directory":
-            mode = directory_mode(mode)
-        if st.st_mode & 0o777 != mode:
-            return False, f"mode mismatch: state={state.mode_text()} requested={format_mode(mode)}"
-        return True, ""
+        return decide(props, state)
 
     def plan(self, props: Properties, state: FileObservation, refresh: bool = False) -> Plan:
-        ok, reason = self._decide(props, state)
+        ok, reason = decide(props, state)
         if ok:
             return _STABLE
         want, have = props.ensure, state.ensure

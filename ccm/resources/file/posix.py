@@ -12,7 +12,7 @@ of a staged path describes the staged file (what the rename will publish: same i
 owner, mode, mtime and content), so the flow's verification step sees the new state.
 
 Observing: ``status`` reports a ``FileObservation`` (``ccm.resources.file.observation``)
-in a state made by ``ccm.resources.file.steady.file_state``; the file logic's reads of
+in a state made as ``ccm.resources.file.steady.state_maker`` says; the file logic's reads of
 other files (a ``source`` and its digest, both sides of a noop diff) are here too
 (``read_source``, ``read_bounded``), so the logic does no I/O.
 """
@@ -50,7 +50,7 @@ class PosixFileProvider:
     def __init__(self, runner: Any = None, log: Any = None):
         self.log = log
         self._batch: Optional[fsafe.DurableBatch] = None
-        self._state = steady.state_class()   # how a state is made, chosen once per provider
+        self._state = steady.state_maker()   # how a state is made, chosen once per provider
 
     def use_write_batch(self, batch: Optional[fsafe.DurableBatch]) -> None:
         self._batch = batch

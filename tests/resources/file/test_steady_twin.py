@@ -126,8 +126,8 @@ def test_the_steady_twin_equals_the_plain_one(tmp_path, monkeypatch, capsys):
 
 
 def test_the_switch_turns_the_twin_off():
-    code = "import ccm.resources.file.steady as s; print(s.ENABLED, s.state_class().__name__)"
-    for value, want in (("0", "False FileObservation"), ("", "True SteadyObservation"), ("1", "True SteadyObservation")):
+    code = "import ccm.resources.file.steady as s; print(s.ENABLED, s.state_maker().__name__)"
+    for value, want in (("0", "False FileObservation"), ("", "True observed"), ("1", "True observed")):
         r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                            env=dict(os.environ, CCM_FILE_STEADY=value))
         assert r.stdout.strip() == want, (value, r.stderr)
