@@ -20,6 +20,7 @@ from ccm.apply import execute, load_manifest
 from ccm.model.events import EventRecord, TransactionEvent
 from ccm.resources import flowevents
 from ccm.resources.flowevents import LazyEvent, LazyRecord, plain_event
+from tests import twins
 from tests.kit_extra import build, make_manager, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -62,15 +63,6 @@ def _manifest(root):
     return manifest
 
 
-def _normal(root, wire):
-    for key in ("event_id", "timestamp", "duration"):
-        wire.pop(key)
-    if wire.get("status"):
-        wire["status"].pop("timestamp")
-        wire["status"].get("metadata", {}).pop("mtime", None)
-    return re.sub(str(root), "ROOT", json.dumps(wire, sort_keys=False))
-
-
 def _runs(root, keep):
     manifest = _manifest(root)
     out = []
@@ -81,10 +73,9 @@ def _runs(root, keep):
         kept = [re.sub(str(root), "ROOT", repr((isinstance(e, TransactionEvent), e.type, e.name, e.alias, e.changed,
                                                e.failed, e.skipped, e.noop, list(e.errors), list(e.unmet_requirements))))
                 for e in result.events]
-        wire = [_normal(root, e.to_dict()) for e in result.events if isinstance(e, TransactionEvent)]
-        summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(root), "ROOT")
-        out.append((kept, wire, summary, text, sorted(p.name for p in (root / "d").iterdir())))
+        wire = [twins.wire(root, e) for e in result.events if isinstance(e, TransactionEvent)]
+        out.append((kept, wire, twins.summary(result), twins.log_text(root, output(m)),
+                    sorted(p.name for p in (root / "d").iterdir())))
     return out
 
 

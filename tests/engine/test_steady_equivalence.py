@@ -13,12 +13,12 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-import re
 
 import pytest
 
 from ccm.apply import execute, load_manifest
 from ccm.model.events import EventRecord, TransactionEvent
+from tests import twins
 from tests.kit_extra import make_manager, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -65,25 +65,14 @@ def _workspace(root):
     return manifest
 
 
-def _normal(root, event):
-    d = event.to_dict()
-    for key in ("event_id", "timestamp", "duration"):
-        d.pop(key)
-    if d.get("status"):
-        d["status"].pop("timestamp")
-        d["status"].get("metadata", {}).pop("mtime", None)
-    return re.sub(str(root), "ROOT", repr(d))
-
-
 def _runs(root):
     manifest = _workspace(root)
     out = []
     for _ in range(2):   # first, then steady
         m = make_manager()
         result = execute(m, load_manifest(str(manifest), m))
-        summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(root), "ROOT")
-        out.append(([_normal(root, e) for e in result.events], summary, text))
+        out.append(([twins.wire(root, e) for e in result.events], twins.summary(result),
+                    twins.log_text(root, output(m))))
     return out
 
 

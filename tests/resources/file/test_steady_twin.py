@@ -11,15 +11,14 @@ event's wire dict, the summary, the log and the files left behind.
 from __future__ import annotations
 
 import grp
-import json
 import os
 import pwd
-import re
 import subprocess
 import sys
 
 from ccm.apply import execute, load_manifest
 from ccm.resources.file import steady
+from tests import twins
 from tests.kit_extra import make_manager, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -73,16 +72,6 @@ def _workspace(root):
     return manifest
 
 
-def _normal(root, event):
-    wire = event.to_dict()
-    for key in ("event_id", "timestamp", "duration"):
-        wire.pop(key)
-    if wire.get("status"):
-        wire["status"].pop("timestamp")
-        wire["status"].get("metadata", {}).pop("mtime", None)
-    return re.sub(str(root), "ROOT", json.dumps(wire))
-
-
 def _files(root):
     out = {}
     for dirpath, dirs, names in os.walk(root / "d"):
@@ -101,9 +90,8 @@ def _runs(root, capsys):
         m = make_manager(noop=noop)
         m.show_diff = noop
         result = execute(m, load_manifest(str(manifest), m))
-        summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-        text = re.sub(r"runtime=\S+", "", output(m) + capsys.readouterr().out).replace(str(root), "ROOT")   # + diffs
-        out.append(([_normal(root, e) for e in result.events], summary, text, _files(root)))
+        text = twins.log_text(root, output(m) + capsys.readouterr().out)   # and the diffs
+        out.append(([twins.wire(root, e) for e in result.events], twins.summary(result), text, _files(root)))
     return out
 
 
@@ -126,8 +114,8 @@ def test_the_steady_twin_equals_the_plain_one(tmp_path, monkeypatch, capsys):
 
 
 def test_the_switch_turns_the_twin_off():
-    code = "import ccm.resources.file.steady as s; print(s.ENABLED, s.state_maker().__name__)"
-    for value, want in (("0", "False FileObservation"), ("", "True observed"), ("1", "True observed")):
+    code = "import ccm.resources.file.steady as s; print(s.ENABLED, s.state_class().__name__)"
+    for value, want in (("0", "False FileObservation"), ("", "True SteadyObservation"), ("1", "True SteadyObservation")):
         r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                            env=dict(os.environ, CCM_FILE_STEADY=value))
         assert r.stdout.strip() == want, (value, r.stderr)
