@@ -124,6 +124,26 @@ def test_model_is_contracts_without_io():
     assert problems == [], problems
 
 
+# where the timestamp goes in each wire object's constructor (positional index, keyword)
+STAMPED = {"ResourceState": (8, "timestamp_ns"), "TransactionEvent": (20, "timestamp_ns"),
+           "SessionStartEvent": (1, "timestamp_ns")}
+
+
+def test_every_new_event_and_state_is_stamped_by_its_maker():
+    """The model reads no clock (0 is Go's zero time on the wire), so every construction of
+    a wire object outside the model passes its timestamp (``ccm.clock.now_ns()``)."""
+    problems = []
+    for mod, path in sorted(ALL.items()):
+        if mod.startswith("ccm.model"):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STAMPED:
+                index, keyword = STAMPED[node.func.id]
+                if len(node.args) <= index and keyword not in [k.arg for k in node.keywords]:
+                    problems.append(f"{mod}:{node.lineno}: {node.func.id}(...) without {keyword}")
+    assert problems == [], problems
+
+
 def test_the_model_rule_catches_io(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nfrom time import time_ns\nfrom ccm.clock import now_ns\n"
