@@ -152,13 +152,14 @@ class FileLogic(TypeLogic[FileProvider]):
 
     def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> FileObservation:
         values = props.values
-        content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
+        try:   # values.get(...) for each: all are set on a file resource with content
+            content, ensure, name, owner, group = (values["content"], values["ensure"], values["name"],
+                                                   values["owner"], values["group"])
+        except KeyError:
+            content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
+            owner, group = values.get("owner"), values.get("group")
         if ensure == "absent":
             return provider.status(name)
-        try:   # values.get(...) for each: both are set on every resource that is not absent
-            owner, group = values["owner"], values["group"]
-        except KeyError:
-            owner, group = values.get("owner"), values.get("group")
         if ensure == "directory":
             return provider.status(name, None, "", owner, group)
         data: Optional[bytes] = None
