@@ -6,7 +6,7 @@ also its timestamp, and 16 random bytes) and encoded on first read; its ``proper
 the resource's ``Properties.to_dict()``, made on first read (``properties_from`` keeps the
 source); its ``record()`` is a ``LazyRecord`` that shares the drawn id. A plain ``ccm apply``
 prints no JSON and keeps only records, so it encodes no id and builds no properties (about
-9,000 and 13,000 instructions a resource: issue 16). The fields the flow does not set on
+22,000 and 14,000 instructions a resource: issue 16). The fields the flow does not set on
 every resource are class attributes holding ``TransactionEvent``'s defaults, not stored.
 
 ``plain_event`` is the reference: a ``TransactionEvent`` stamped when it is made whose
