@@ -6,6 +6,10 @@ import gc
 import os
 import sys
 
+from ccm.typing_guard import TYPE_CHECKING
+if TYPE_CHECKING:
+    pass
+
 # A run keeps its resources, properties and events alive to the end and makes next to no
 # cyclic garbage, so the default young-generation threshold (700) only re-scans live
 # objects: measured (CPU time in gc callbacks, /usr/bin/python3 3.11, steady apply) 11-16

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Optional
 

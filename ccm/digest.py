@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, List
 

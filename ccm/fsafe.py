@@ -34,8 +34,8 @@ from contextlib import contextmanager
 
 from ccm.lazyre import LazyPattern
 from ccm.model.errors import ProviderError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, ContextManager, Dict, Iterator, List, Optional, Set, Tuple
 

@@ -20,9 +20,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Dict, List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Mapping, Optional, Tuple
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_BYTES = 4 << 30          # archives and bundles; $CCM_MAX_DOWNLOAD_BYTES overrides

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     import signal as _signal   # the same functions and constants, as the type checker knows them
     from typing import Any, Dict, Iterator, Optional

@@ -9,7 +9,7 @@ Not: a cache of arbitrary patterns (``re`` has one); one object, one pattern.
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     import re
     from typing import Any, Iterator, List, Optional

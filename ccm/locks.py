@@ -41,8 +41,8 @@ from contextlib import contextmanager
 from _thread import RLock, allocate_lock
 
 from ccm.model.errors import LockTimeout
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Iterator, Optional
 

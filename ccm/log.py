@@ -24,7 +24,7 @@ import os
 import sys
 from _thread import allocate_lock
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 

@@ -30,13 +30,13 @@ from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
-from ccm.model.lazy import LazyMapping
+from ccm.lazymap import LazyMapping
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.resource import Properties
 from ccm.model.run import NO_PUBLISHER, Publisher, Run, combine
 from ccm.model.runner import CommandResult, CommandRunner
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
@@ -129,7 +129,7 @@ class FactsCache:
         have it, without gathering when the layers the gather merges can tell: the
         ``--fact`` values over the file facts over the system's own cheap source
         (``ccm.facts.probe_system``). Anything else reads the gathered facts."""
-        from ccm.model.lazy import value_at
+        from ccm.lazymap import value_at
 
         with self._lock:
             facts = self._facts

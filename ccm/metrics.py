@@ -23,8 +23,8 @@ from _thread import allocate_lock
 from ccm.log import internal
 from ccm.model.value import FrozenValueObject
 from ccm.redact import redact_url, scrub_known
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 

@@ -13,8 +13,8 @@ import os
 import stat
 
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Optional
 

@@ -18,8 +18,8 @@ registration publishing) refuse it.
 from __future__ import annotations
 
 from ccm.lazyre import LazyPattern
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, Iterable, Set, Tuple
 

@@ -21,8 +21,8 @@ from ccm.model.errors import NoSuitableProvider, ValidationError
 from ccm.model.provider import ProviderFactory
 from ccm.model.resource import COMMON_FIELDS, Field, Properties, TypeLogic
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 

@@ -24,19 +24,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import namedtuple
 
 from ccm.model.errors import ManifestError, ValidationError
+from ccm.model.value import FrozenValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import BinaryIO, Callable, List, NamedTuple, Optional, Tuple
-
-    class _ChecksumFields(NamedTuple):
-        algorithm: str
-        hexdigest: str
-else:   # what typing.NamedTuple builds, without importing typing
-    _ChecksumFields = namedtuple("Checksum", ("algorithm", "hexdigest"), module=__name__)
+    from typing import BinaryIO, Callable, List, Optional, Tuple
 
 __all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
            "redact_url"]
@@ -49,8 +43,18 @@ _CHUNK = 1 << 20
 _ALGORITHMS = {"sha256": 64}
 
 
-class Checksum(_ChecksumFields):
-    __slots__ = ()
+class Checksum(FrozenValueObject):
+    """A digest a manifest source must have (``--checksum``): compared and hashed by value."""
+
+    __slots__ = ("algorithm", "hexdigest")
+    _value_fields = __slots__
+
+    algorithm: str
+    hexdigest: str
+
+    def __init__(self, algorithm: str, hexdigest: str) -> None:
+        object.__setattr__(self, "algorithm", algorithm)
+        object.__setattr__(self, "hexdigest", hexdigest)
 
     def __str__(self) -> str:
         return f"{self.algorithm}:{self.hexdigest}"

@@ -7,8 +7,8 @@ import sys
 from ccm.log import ERROR, INFO, WARN, escape_line
 from ccm.model.durations import go_duration, round_ms, truncate_ms
 from ccm.model.events import SessionSummary, TransactionEvent
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Tuple
 

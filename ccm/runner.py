@@ -14,11 +14,12 @@ import signal
 import threading
 import time
 
+from ccm.cmdsearch import find_command
 from ccm.log import internal
 from ccm.model.durations import clamp_timeout
-from ccm.model.runner import BASE_PATH, CommandResult, find_command
+from ccm.model.runner import BASE_PATH, CommandResult
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from typing import Dict, List, Mapping, Optional, Sequence, Set

@@ -38,9 +38,12 @@ import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 KIND_TAR = "tar"
 KIND_TGZ = "tar.gz"

@@ -36,21 +36,24 @@ reported may differ, as the order of building does).
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 
 from ccm.model.errors import CCMError
 from ccm.model.textint import TextInt  # made here; ccm.yamlio.TextInt stays its public name
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
+
+    Positions = Dict[int, Tuple[int, int]]
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 1_000_000
 
-Positions = Dict[int, Tuple[int, int]]
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
 
 
 class YAMLLoadError(CCMError, yaml.YAMLError):

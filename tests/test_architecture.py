@@ -52,7 +52,9 @@ def ours(name):
 
 
 ALL = dict(modules())
-GOCOMPAT_STDLIB = {"__future__", "datetime", "decimal", "json", "math", "re", "typing",
+# importable from every layer: it imports nothing at run time (test_the_typing_guard_imports_nothing)
+LEAVES = ("ccm", "ccm.typing_guard")
+GOCOMPAT_STDLIB = {"__future__", "collections", "datetime", "decimal", "json", "math", "re", "typing",
                    "time",       # time.Now() and the host's local zone rules (Go's time.Local)
                    "zoneinfo"}   # time.LoadLocation("Europe/Zurich"): the system tz database
 
@@ -77,7 +79,7 @@ def test_gocompat_is_stdlib_only_and_self_contained():
             continue
         for imp in imports_of(path, mod):
             if ours(imp):
-                assert imp.startswith("ccm.gocompat"), f"{mod} imports {imp}"
+                assert imp.startswith("ccm.gocompat") or imp in LEAVES, f"{mod} imports {imp}"
             else:
                 assert imp.split(".")[0] in GOCOMPAT_STDLIB, f"{mod} imports {imp} (stdlib only, from a short list)"
 
@@ -89,13 +91,88 @@ def test_expressions_do_not_import_templates():
             assert not bad, f"{mod} imports {bad}"
 
 
-def test_model_imports_only_stdlib_and_itself():
+# ccm/model is contracts only and does no I/O: what it may import, and the builtins it may not
+# call. Pure standard-library helpers only (no os, sys, time, io, socket, subprocess, random,
+# threading, ...: no clock, files, processes, environment or randomness); of ours, itself,
+# the typing guard and Go's timestamp text (pure functions, checked below).
+MODEL_STDLIB = {"__future__", "collections.abc", "difflib", "re", "typing"}
+MODEL_OURS = {"ccm.typing_guard", "ccm.gocompat.rfc3339"}
+NO_IO_BUILTINS = {"open", "print", "input", "exec", "eval", "compile", "breakpoint", "__import__", "exit", "quit"}
+
+
+def _io_free_problems(mod, path, stdlib, ours_allowed):
+    problems = []
+    for imp in imports_of(path, mod):
+        if ours(imp):
+            if not (imp.startswith("ccm.model") or imp in ours_allowed or imp in LEAVES):
+                problems.append(f"{mod} imports {imp}")
+        elif imp not in stdlib:
+            problems.append(f"{mod} imports {imp} (not among {sorted(stdlib)})")
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NO_IO_BUILTINS:
+            problems.append(f"{mod}:{node.lineno} calls {node.func.id}()")
+    return problems
+
+
+def test_model_is_contracts_without_io():
+    """The model imports the short list above and calls no I/O builtin; the pure helpers it
+    uses from outside it import nothing that does I/O either."""
+    problems = []
     for mod, path in ALL.items():
         if mod.startswith("ccm.model"):
-            bad = [i for i in imports_of(path, mod) if ours(i) and not i.startswith("ccm.model")]
-            assert not bad, f"{mod} imports {bad}"
-            third = [i for i in imports_of(path, mod) if i.split(".")[0] in ("yaml", "jsonschema", "psutil", "nats", "prometheus_client")]
-            assert not third, f"{mod} imports {third}"
+            problems += _io_free_problems(mod, path, MODEL_STDLIB, MODEL_OURS)
+    for mod in MODEL_OURS:
+        problems += _io_free_problems(mod, ALL[mod], MODEL_STDLIB | {"datetime"}, set())
+    assert problems == [], problems
+
+
+# where the timestamp goes in each wire object's constructor (positional index, keyword)
+STAMPED = {"ResourceState": (8, "timestamp_ns"), "TransactionEvent": (20, "timestamp_ns"),
+           "SessionStartEvent": (1, "timestamp_ns")}
+
+
+def test_every_new_event_and_state_is_stamped_by_its_maker():
+    """The model reads no clock (0 is Go's zero time on the wire), so every construction of
+    a wire object outside the model passes its timestamp (``ccm.clock.now_ns()``)."""
+    problems = []
+    for mod, path in sorted(ALL.items()):
+        if mod.startswith("ccm.model"):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in STAMPED:
+                index, keyword = STAMPED[node.func.id]
+                if len(node.args) <= index and keyword not in [k.arg for k in node.keywords]:
+                    problems.append(f"{mod}:{node.lineno}: {node.func.id}(...) without {keyword}")
+    assert problems == [], problems
+
+
+def test_the_model_rule_catches_io(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nfrom time import time_ns\nfrom ccm.clock import now_ns\n"
+                   "def f():\n    return open('/etc/passwd').read()\n")
+    problems = _io_free_problems("ccm.model.bad", str(bad), MODEL_STDLIB, MODEL_OURS)
+    assert [p.split(" (")[0] for p in problems] == [
+        "ccm.model.bad imports os", "ccm.model.bad imports time", "ccm.model.bad imports ccm.clock",
+        "ccm.model.bad:5 calls open()"]
+
+
+def test_model_defines_no_lazy_descriptors_or_bypassed_constructors():
+    """Contracts are plain classes: no descriptor class (``__get__``), no property setter
+    making a field on first read, no ``object.__new__`` (fast twins live outside, behind a
+    switch: ``ccm.resources.flowevents``, ``ccm.resources.file.steady``)."""
+    problems = []
+    for mod, path in ALL.items():
+        if not mod.startswith("ccm.model"):
+            continue
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in ("__get__", "__set_name__"):
+                problems.append(f"{mod}:{node.lineno}: descriptor method {node.name}")
+            if isinstance(node, ast.Attribute) and node.attr == "setter":
+                problems.append(f"{mod}:{node.lineno}: property setter")
+            if isinstance(node, ast.Attribute) and node.attr == "__new__" and getattr(node.value, "id", "") == "object":
+                problems.append(f"{mod}:{node.lineno}: object.__new__")
+    assert problems == [], problems
 
 
 BOOT = os.path.join(ROOT, "pyzboot")
@@ -187,7 +264,8 @@ def test_help_imports_no_engine_module():
     import subprocess
 
     code = ("import sys; from ccm.cli.main import main; main(['--help']);"
-            "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main')))")
+            "print(sorted(m for m in sys.modules if m.startswith('ccm') and m not in ('ccm', 'ccm.cli', 'ccm.cli.main',"
+            " 'ccm.typing_guard')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
@@ -215,26 +293,34 @@ def test_import_ccm_and_help_never_import_heavy_modules():
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout + r.stderr
 
 
-# Not imported by a steady local `ccm apply` of a plain manifest: each costs start-up time on
-# every cron run and is needed only by features such a run does not use.
-STEADY_APPLY_NEVER_IMPORTS = (
-    "logging", "argparse", "hashlib", "_hashlib", "subprocess", "tempfile", "shutil", "urllib.parse",
-    "jsonschema", "nats", "prometheus_client", "ccm.healthcheck", "ccm.cli.common", "ccm.httpget",
-    # issue 16, the fixed cost: typing only under TYPE_CHECKING (ccm.model.lite_typing at run time),
-    # plain classes for the wire objects, lazily compiled regexes, _thread locks, _signal handlers,
-    # the command runner made at the first command
-    "typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "re", "enum", "datetime", "threading",
-    "signal", "copy", "json", "resource", "ccm.runner",
-    # a manifest without data resolves no Hiera; NATS template functions made on first use;
-    # plans of plain data decode without TextInt
-    "ccm.data.hiera", "ccm.data.annotations", "ccm.data.merge", "math", "ccm.nats", "ccm.nats.functions",
-    "ccm.model.textint",
-    # fleet reports (issue 28): nothing of them unless --publish-report is given
-    "ccm.fleet", "ccm.fleet.publish", "ccm.fleet.wire", "ccm.fleet.document", "ccm.fleet.queue",
-)
+def written_budget():
+    """The two module lists of ``ccm.typing_guard``'s budget: (ccm modules, standard library)."""
+    import ccm.typing_guard
+
+    doc = ccm.typing_guard.__doc__ or ""
+    lists = []
+    for title in ("ccm modules:", "standard library modules"):
+        block = doc[doc.index(title):].split("\n", 1)[1]
+        words = []
+        for line in block.split("\n"):
+            if not line.startswith("    "):
+                break
+            words += line.split()
+        lists.append(set(words))
+    return lists[0], lists[1]
 
 
-def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
+def test_the_written_budget_is_a_list_of_modules():
+    ours_, stdlib = written_budget()
+    assert "ccm.typing_guard" in ours_ and "ccm.model.events" in ours_ and "os" in stdlib
+    assert all(m == "ccm" or m.startswith("ccm.") for m in ours_) and not any(m.startswith("ccm") for m in stdlib)
+    assert "typing" not in stdlib and "re" not in stdlib
+
+
+def test_steady_plain_apply_imports_the_written_budget(tmp_path):
+    """A steady ``ccm apply`` of a plain file manifest imports exactly the ccm modules
+    ``ccm.typing_guard`` lists, and no standard-library module it does not list (typing,
+    re, logging, subprocess, threading, json, hashlib ... each cost every cron run)."""
     import json
     import subprocess
 
@@ -262,9 +348,12 @@ def test_steady_plain_apply_imports_only_what_it_uses(tmp_path):
     bare = subprocess.run([sys.executable, "-S", "-c", "import sys; mods = sorted(sys.modules); import json; "
                            "print(json.dumps(mods))"],
                           cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=60)
-    ours = set(loaded) - set(json.loads(bare.stdout))
-    unwanted = sorted(m for m in ours if m in STEADY_APPLY_NEVER_IMPORTS or m.split(".")[0] in ("nats", "jsonschema"))
-    assert unwanted == [], unwanted
+    on_path = set(loaded) - set(json.loads(bare.stdout))
+    written_ours, written_stdlib = written_budget()
+    ours_on_path = {m for m in on_path if m == "ccm" or m.startswith("ccm.")}
+    assert sorted(ours_on_path - written_ours) == [], "imported on the apply path, not in the budget"
+    assert sorted(written_ours - ours_on_path) == [], "in the budget, no longer imported: take it off the list"
+    assert sorted(on_path - ours_on_path - written_stdlib) == [], "imported on the apply path, not in the budget"
 
 
 # --- names imported for the type checker only ------------------------------------------------
@@ -377,3 +466,116 @@ def test_names_imported_for_the_type_checker_are_not_used_at_run_time():
             for line, name in runtime_uses_of_type_checking_names(fh.read()):
                 problems.append(f"{module}:{line}: {name}")
     assert problems == [], problems
+
+
+# --- the typing rule (ccm.typing_guard's docstring) ------------------------------------------
+
+def _typing_imports_at_run_time(tree):
+    """(line, names) of each ``typing`` import not under ``if TYPE_CHECKING:``."""
+    found = []
+
+    def visit(node):
+        if _is_type_checking_if(node):
+            for sub in node.orelse:
+                visit(sub)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, [a.name]) for a in node.names if a.name.split(".")[0] == "typing")
+        elif isinstance(node, ast.ImportFrom) and node.module == "typing" and not node.level:
+            found.append((node.lineno, [a.name for a in node.names]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def test_typing_is_imported_for_the_type_checker_only():
+    """Every module follows the one rule: ``TYPE_CHECKING`` from ``ccm.typing_guard``,
+    typing's names under ``if TYPE_CHECKING:`` (``NamedTuple`` aside)."""
+    problems = []
+    for module, path in sorted(ALL.items()):
+        if module == "ccm.typing_guard":
+            continue
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for line, names in _typing_imports_at_run_time(tree):
+            if names != ["NamedTuple"]:
+                problems.append(f"{module}:{line}: typing {names} imported at run time")
+        guarded = any(_is_type_checking_if(n) for n in ast.walk(tree))
+        from_guard = any(isinstance(n, ast.ImportFrom) and n.module == "ccm.typing_guard"
+                         and "TYPE_CHECKING" in [a.name for a in n.names] for n in tree.body)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "TYPE_CHECKING" for t in node.targets):
+                problems.append(f"{module}:{node.lineno}: TYPE_CHECKING assigned (import it from ccm.typing_guard)")
+            if isinstance(node, ast.ImportFrom) and node.module in ("typing", "ccm.model.lite_typing") \
+                    and "TYPE_CHECKING" in [a.name for a in node.names]:
+                problems.append(f"{module}:{node.lineno}: TYPE_CHECKING from {node.module}")
+        if guarded and not from_guard:
+            problems.append(f"{module}: if TYPE_CHECKING without the import from ccm.typing_guard")
+    assert problems == [], problems
+
+
+def test_names_bound_for_the_type_checker_only_are_not_imported_at_run_time():
+    """``from ccm.x import Alias`` at run time fails when ``ccm.x`` binds ``Alias`` only
+    under ``if TYPE_CHECKING:`` (a type alias, a typing name)."""
+    checking_only = {}
+    for module, path in ALL.items():
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        checking = set()
+        runtime = _bound([n for n in tree.body if not _is_type_checking_if(n)])
+        for node in tree.body:
+            if _is_type_checking_if(node):
+                checking |= _bound(node.body)
+                runtime |= _bound(node.orelse)
+        checking_only[module] = checking - runtime
+    problems = []
+    for module, path in sorted(ALL.items()):
+        stack = list(ast.parse(open(path, encoding="utf-8").read()).body)
+        while stack:
+            node = stack.pop()
+            if _is_type_checking_if(node):
+                stack.extend(node.orelse)
+                continue
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module in checking_only:
+                bad = [a.name for a in node.names if a.name in checking_only[node.module]]
+                if bad:
+                    problems.append(f"{module}:{node.lineno}: {bad} from {node.module}")
+            stack.extend(ast.iter_child_nodes(node))
+    assert problems == [], problems
+
+
+def test_the_typing_guard_imports_nothing():
+    """Every layer may import it (``LEAVES``) because it imports nothing when ccm runs."""
+    runtime = []
+    stack = list(ast.parse(open(ALL["ccm.typing_guard"], encoding="utf-8").read()).body)
+    while stack:
+        node = stack.pop()
+        if _is_type_checking_if(node):
+            stack.extend(node.orelse)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            runtime.append(getattr(node, "module", None) or node.names[0].name)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    assert runtime == ["__future__"]
+
+
+def test_the_run_time_stand_ins_behave_as_typing_marks_them():
+    from ccm.typing_guard import Generic, Protocol, TypeVar
+
+    T = TypeVar("T")
+
+    class Proto(Protocol):
+        name: str
+
+    class Sub(Proto):   # implements it by naming it
+        name = "x"
+
+    class Box(Generic[T]):
+        pass
+
+    class IntBox(Box[int]):
+        pass
+
+    assert Proto._is_protocol and not Sub._is_protocol
+    assert IntBox.__mro__[1] is Box and IntBox.__orig_bases__[0].__args__ == (int,)
+    assert repr(IntBox.__orig_bases__[0]).endswith("Box[int]") and T == "T"

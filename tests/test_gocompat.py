@@ -41,3 +41,18 @@ def test_go_compatibility_lives_only_in_gocompat():
 
     for name in ("ccm.gojson", "ccm.templates.gofmt", "ccm.expr.gotime"):
         assert importlib.util.find_spec(name) is None, name
+
+def test_rfc3339_dates_are_the_calendar_gmtime_gives():
+    """``ccm.gocompat.rfc3339`` computes the civil date itself (the contracts read no clock
+    and import no ``time``): every second from year 1 to 9999 dates as ``time.gmtime``."""
+    import random
+    import time
+
+    from ccm.gocompat.rfc3339 import civil_date, rfc3339
+
+    rng = random.Random(3339)
+    edges = [0, -1, 1, 86399, 86400, -86400, 951782400, 951868800, 4107542400, -62135596800, 253402300799]
+    for secs in edges + [rng.randint(-62135596800, 253402300799) for _ in range(20000)]:
+        tm = time.gmtime(secs)
+        assert civil_date(secs // 86400) == tuple(tm[:3]), secs
+        assert rfc3339(secs * 10**9 + 7) == "%d-%02d-%02dT%02d:%02d:%02d.000000007Z" % tm[:6], secs

@@ -766,15 +766,18 @@ def test_invalid_response(doc, key, path):
 def test_events_built_by_the_model_match_the_response_schema():
     # The serialiser the pipe uses must produce documents this schema accepts.
     events = pytest.importorskip("ccm.model.events")
-    st = events.ResourceState(type="file", name="/etc/motd", ensure="present", changed=True,
+    from ccm.clock import new_ksuid, now_ns   # what stamps a new event and state (their makers use it)
+
+    st = events.ResourceState(type="file", name="/etc/motd", ensure="present", changed=True, timestamp_ns=now_ns(),
                               extra={"metadata": {"name": "/etc/motd", "owner": "root", "group": "root",
                                                   "mode": "0644", "provider": "posix", "extended": {}}})
     ev = events.TransactionEvent(type="file", name="/etc/motd", provider="posix", requested_ensure="present",
                                  final_ensure="present", duration_ns=42, properties={"name": "/etc/motd"},
-                                 status=st, changed=True,
+                                 status=st, changed=True, event_id=new_ksuid(), timestamp_ns=now_ns(),
                                  health_checks=[events.HealthCheckResult(status=2, tries=2, output="down")])
     ev.fail('health check status "CRITICAL"')
     doc = {"protocol": RESP, "state": ev.to_dict()}
     assert_valid(V_RESPONSE, json.loads(json.dumps(doc)))
-    skipped = events.TransactionEvent(type="exec", name="x", skipped=True, unmet_requirements=["file#/y"])
+    skipped = events.TransactionEvent(type="exec", name="x", skipped=True, unmet_requirements=["file#/y"],
+                                      event_id=new_ksuid(), timestamp_ns=now_ns())
     assert_valid(V_RESPONSE, {"protocol": RESP, "state": json.loads(json.dumps(skipped.to_dict()))})

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional
 
 from ccm.agent import runner, timing
 from ccm.agent.config import AgentConfig
@@ -29,6 +28,10 @@ from ccm.agent.sources import ObjectStore, prepare_cache_dir
 from ccm.agent.worker import Worker
 from ccm.log import UserLogger
 from ccm.model.errors import CCMError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional
 
 
 class Agent:
@@ -382,7 +385,7 @@ class Agent:
 
     def status(self) -> Dict[str, Any]:
         from ccm import __version__
-        from ccm.model.events import rfc3339
+        from ccm.gocompat.rfc3339 import rfc3339
 
         if self.set_loader is not None:
             mset = self.set_loader.status()

@@ -10,11 +10,15 @@ Not: the manifest set itself (``ccm.agent.manifest_set``).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 from ccm.agent import timing
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple, Type
 
 DEFAULT_PATH = "/etc/choria/ccm/config.yaml"
 DEFAULT_CACHE_DIR = "/etc/choria/ccm/source"

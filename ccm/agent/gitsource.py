@@ -22,9 +22,12 @@ import subprocess
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
 
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Tuple
 
 DEFAULT_REF = "HEAD"
 DEFAULT_PATH = "manifests.yaml"

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime, timezone
-from typing import Any, Optional, TextIO, Tuple
 
 from ccm import log as ccmlog
 from ccm.log import DEBUG, INFO, LEVEL_LABELS, LEVEL_NAMES, WARN, UserLogger, render_value
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Optional, TextIO, Tuple
 
 
 def _quote(text: str) -> str:

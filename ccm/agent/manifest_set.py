@@ -20,10 +20,15 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.agent.config import ManifestSetConfig, check_manifest_source, decode_yaml
 from ccm.model.errors import CCMError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    Fetcher = Callable[[], Tuple[Optional[bytes], str]]   # -> (bytes or None when unchanged, revision)
 
 MAX_SET_BYTES = 1 << 20
 MAX_MEMBERS = 1000
@@ -89,9 +94,6 @@ def parse_set(raw: bytes, shown: str, *, relative_base: Optional[str] = None) ->
             raise SetError(str(exc)) from None
         members.append(Member(name=name, source=source))
     return tuple(members)
-
-
-Fetcher = Callable[[], Tuple[Optional[bytes], str]]   # -> (bytes or None when unchanged, revision)
 
 
 def _path_fetcher(path: str) -> Fetcher:
@@ -197,7 +199,7 @@ class SetLoader:
             return new, changed
 
     def status(self) -> Dict[str, Any]:
-        from ccm.model.events import rfc3339
+        from ccm.gocompat.rfc3339 import rfc3339
 
         with self._lock:
             return {

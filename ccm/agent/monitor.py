@@ -22,11 +22,13 @@ import socket
 import threading
 from collections import OrderedDict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
 
 from ccm.log import internal
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple
+
     from ccm.agent.agent import Agent
 
     Route = Callable[[], Tuple[bytes, str]]

@@ -8,9 +8,12 @@ module's dependencies (nor ``nats``). A build without the NATS layer raises
 from __future__ import annotations
 
 import threading
-from typing import IO, Any, Callable, Dict, Optional
 
 from ccm.agent.sources import ObjectStore, SourceUnavailable
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, IO, Optional
 
 NEEDS = "need the NATS layer (ccm.nats), which this build does not have"
 

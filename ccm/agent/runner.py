@@ -15,14 +15,17 @@ once the agent's stop event is set.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
 
 
-class StoppableResources(List[Any]):
+class StoppableResources(list):   # of any items
     """A manifest's resource list whose iteration ends when ``stop`` is set."""
 
     def __init__(self, items: List[Any], stop: threading.Event):

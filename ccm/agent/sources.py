@@ -30,9 +30,12 @@ import shutil
 import tempfile
 import urllib.parse
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Dict, Optional, Protocol, Tuple
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, IO, Optional, Tuple
 
 MAX_BUNDLE_BYTES = 256 << 20
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 import random
 import threading
-from typing import Callable, Optional, TypeVar
+
+from ccm.typing_guard import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Callable, Optional
 
 T = TypeVar("T")
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ccm.agent import runner, timing
 from ccm.agent.sources import ManifestSource, SourceError, SourceGone, make_source
 from ccm.locks import RunLockHeld
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
+
     from ccm.agent.agent import Agent
 
 SUMMARY_FIELDS = ("total_resources", "changed_resources", "failed_resources", "skipped_resources",
@@ -50,7 +52,7 @@ class Trigger:
 
 
 def _time(ts: Optional[float]) -> Optional[str]:
-    from ccm.model.events import rfc3339
+    from ccm.gocompat.rfc3339 import rfc3339
 
     return rfc3339(int(ts * 1e9)) if ts else None
 

@@ -38,8 +38,8 @@ from ccm import fsafe
 from ccm.log import internal
 from ccm.model.events import TransactionEvent
 from ccm.model.resource import Properties, is_templated
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ContextManager, List, Optional, Sequence, Set
 

@@ -25,8 +25,8 @@ from ccm.model.run import NO_PUBLISHER, Publisher, Run
 from ccm.model.value import ValueObject
 from ccm.report import status_logger
 from ccm.resources import base
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, List, Optional, Sequence
 

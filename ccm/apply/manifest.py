@@ -11,8 +11,8 @@ from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
 from ccm.model.resource import Properties, is_templated
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 

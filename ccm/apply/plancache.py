@@ -39,8 +39,8 @@ from functools import lru_cache
 
 from ccm.digest import sha256
 from ccm.model.resource import Properties, is_templated
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
 from ccm.model.resource import is_templated
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.errors import ManifestError
 from ccm.model.resource import is_templated
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 PLACEHOLDER = "ccmplaceholder"
 ENV_PLACEHOLDER = "PLACEHOLDER=x"

@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 import select
 import signal
-from typing import List
 
 from ccm.cli.common import ArgumentParser
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 def parser() -> ArgumentParser:
     from ccm.agent.config import DEFAULT_PATH

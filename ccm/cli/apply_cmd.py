@@ -4,15 +4,16 @@ from __future__ import annotations
 import os
 import sys
 
-from ccm.cli.fastargs import Option, bool_option, option
+from ccm.cli.fastargs import bool_option, option
 from ccm.cli.setup import build_manager, cli_facts
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
     from ccm.cli.common import ArgumentParser
+    from ccm.cli.fastargs import Option
 
 EXIT_REJECTED = 1
 EXIT_LOCKED = 3

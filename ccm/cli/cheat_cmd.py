@@ -8,9 +8,12 @@ there. Not: ``--save`` (fisk writes the sheets as files for the ``cheat`` tool).
 from __future__ import annotations
 
 import sys
-from typing import Dict, List
 
 from ccm.cli.common import ArgumentParser
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List
 
 
 def parser() -> ArgumentParser:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Dict, Iterable, NoReturn, Optional
 
 from ccm.model.errors import UsageError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, NoReturn, Optional
 
 
 def shown_default(action: argparse.Action) -> Optional[str]:

@@ -8,9 +8,12 @@ with its type, default, template phase and an example; ``ccm doc functions``,
 from __future__ import annotations
 
 import sys
-from typing import List
 
 from ccm.cli.common import ArgumentParser
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 
 def parser() -> ArgumentParser:

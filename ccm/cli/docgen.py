@@ -16,9 +16,13 @@ import argparse
 import importlib
 import inspect
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
+
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
+
     from ccm.cli.reference import Section
 
 
@@ -239,6 +243,8 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_TRACEBACK", "print a Python traceback with an error"),
     ("CCM_WRITE_BATCH", "files per durability batch of a first run (default 64; 0: an fsync per file)"),
     ("CCM_SYNC_MODE", "fsync: make a batch durable with an fsync per file instead of syncfs"),
+    ("CCM_FILE_STEADY", "0: file states build their metadata at once instead of when read (the plain path)"),
+    ("CCM_LAZY_EVENTS", "0: events get their id and properties when made instead of when read (the plain path)"),
     ("CCM_NO_IMPORT_BUNDLE", "any value: ccm.pyz imports its modules one by one, not from the import bundle"),
     ("NO_COLOR", "any value turns colour off (as does TERM=dumb)"),
     ("NATS_CONTEXT", "default NATS context"),

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Dict, List
 
 from ccm.cli.ensure_cmd import EnsureFlags
 from ccm.cli.setup import current_owner
 from ccm.model.errors import UsageError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 
 def _absolute(path: str) -> str:

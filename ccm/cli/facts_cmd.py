@@ -1,10 +1,13 @@
 """``ccm facts [QUERY] [--yaml]``: print system and file facts (cli.md)."""
 from __future__ import annotations
 
-from typing import List
 
 from ccm.cli.common import ArgumentParser, to_json, to_yaml, write
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 
 def parser() -> ArgumentParser:

@@ -24,15 +24,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
     import argparse
 
     Option = Tuple[Tuple[str, ...], Dict[str, Any]]  # the arguments of one add_argument call
-else:
-    Option = tuple
 
 SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS (checked by the tests), without importing argparse
 _ACTIONS = (None, "store", "store_true", "store_false", "append")

@@ -6,9 +6,12 @@ Built from the same argparse tree as the man page and the completions (``ccm.cli
 from __future__ import annotations
 
 import argparse
-from typing import List, Tuple
 
 from ccm.cli.docgen import Node, _global_flags, _help_of, _walk, flags, positionals, takes_value, tree, walk
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List, Tuple
 
 
 def plugin_nodes() -> List[Node]:

@@ -7,12 +7,15 @@ keys replace), then positional ``k=v`` facts. Override data (``--data-file`` the
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
 
 from ccm.cli.common import (
     ArgumentParser, env_facts, load_data_file, parse_map, require_file, to_json, to_yaml, write,
 )
 from ccm.model.errors import UsageError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 SUBCOMMANDS = {"parse": "parse", "resolve": "parse", "facts": "facts"}
 _USAGE = "usage: ccm hiera <command> [<args> ...]\n\nCommands:\n  parse|resolve  Resolve a Hiera source\n  facts          Show the facts Hiera resolution sees"

@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterator, List
 
 from ccm.cli.common import ArgumentParser
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, IO, Iterator, List
 
 MAX_VALUE = 8 << 20
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:  # typing (and the re it imports) costs more than --version itself
     from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, BinaryIO, List, cast
 
 from ccm.cli.common import ArgumentParser
 from ccm.cli.kv_cmd import output_file
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List
 
 
 def parser() -> ArgumentParser:
@@ -91,7 +94,7 @@ def _get(conn: Any, args: Any) -> None:
 
     if args.file != "-":
         with output_file(args.file) as out:
-            download(conn, args.bucket, args.name, cast(BinaryIO, out))
+            download(conn, args.bucket, args.name, out)
         return
     with tempfile.TemporaryFile() as tmp:   # nothing reaches stdout before the digest is checked
         download(conn, args.bucket, args.name, tmp)

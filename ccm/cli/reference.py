@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ccm.model import kinds
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 TEMPLATE_PHASE = {"parse": "templated when the manifest loads", "deferred": "templated when the resource runs",
                   "never": "not templated"}

@@ -13,9 +13,12 @@ tests. Not: the semantics of expr-lang, Sprig or Jet (their own documentation).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
 
 from ccm.cli.reference import Entry, Section
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Tuple
 
 # name -> (signature, description, example)
 CCM_DOCS: Dict[str, Tuple[str, str, str]] = {

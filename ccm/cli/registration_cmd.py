@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Dict, List
 
 from ccm.cli.common import ArgumentParser, parse_map, to_yaml
 from ccm.log import UserLogger
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 SUBCOMMANDS = {"init": "init", "create": "create", "c": "create", "rm": "rm", "delete": "rm",
                "query": "query", "q": "query", "watch": "watch"}

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
 
 from ccm.cli.common import ArgumentParser, parse_map, to_yaml
 from ccm.nats import NatsError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 EXAMPLES = """\
 examples:
@@ -172,7 +175,7 @@ def _write_html(path: str, rows: List[Any], counts: Dict[str, int], stale: Optio
     from ccm import fsafe
     from ccm.fleet.html import page
     from ccm.model.errors import CCMError
-    from ccm.model.events import rfc3339
+    from ccm.gocompat.rfc3339 import rfc3339
 
     text = page(rows, counts, generated=rfc3339(time.time_ns()), stale=stale)
     try:

@@ -4,10 +4,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import List
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.model.errors import UsageError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 
 def parser() -> ArgumentParser:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import sys
-from typing import List
 
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 
 def parser() -> ArgumentParser:

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ccm.cli.apply_cmd import add_manifest_inputs
 from ccm.cli.common import ArgumentParser, to_json
 from ccm.cli.setup import build_manager, cli_facts
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
 MAX_CHILDREN = 200
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from ccm.lazyre import LazyPattern
 from ccm.log import internal
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from ccm.log import internal
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Mapping
 

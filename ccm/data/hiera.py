@@ -23,8 +23,8 @@ from ccm.data.merge import deep_merge, shallow_merge
 from ccm.model.errors import ValidationError
 from ccm.model.resource import is_templated
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 

@@ -12,18 +12,22 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Mapping, Optional, Tuple, Union
 
 import yaml
 
 from ccm.data.hiera import Resolution, looks_like_json, resolve, validate_rules
 from ccm.log import internal
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, Optional, Tuple, Union
+
+    KVLoader = Callable[[str, str], Union[str, bytes, None]]
 
 log = internal("ccm.data.sources")
 
 HTTP_TIMEOUT = 60.0
-KVLoader = Callable[[str, str], Union[str, bytes, None]]
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 

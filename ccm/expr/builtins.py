@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional
 
 from ccm.expr.builtins_data import BUILTINS as DATA_BUILTINS
 from ccm.expr.builtins_data import need_list as _need_list
@@ -17,6 +16,10 @@ from ccm.expr.errors import ExprError
 from ccm.expr.runtime import equal, is_number, type_name
 from ccm.expr.validators import VALIDATORS, is_float, is_int
 from ccm.gocompat.gotypes import GoValue
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
 
 
 def _need_str(fn: str, value: Any) -> str:

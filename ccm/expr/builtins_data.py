@@ -9,10 +9,13 @@ huge number. Results are bounded by ``ccm.expr.limits``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List
 
 from ccm.expr.errors import ExprError
 from ccm.expr.runtime import _attribute, _NO_ATTR, is_number, type_name
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List
 
 _MIN64 = -(1 << 63)
 

@@ -2,11 +2,14 @@
 them a Python callable ``pred(item, index)`` (``reduce``: ``pred(item, index, acc)``)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
 
 from ccm.expr.builtins_data import need_list as _need_list
 from ccm.expr.errors import ExprError
 from ccm.expr.runtime import truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional
 
 
 def b_all(items: Any, pred: Callable) -> bool:

@@ -11,11 +11,12 @@ A duration beyond int64 nanoseconds (about 292 years) is an error, not a wrapped
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
 
 from ccm.expr.errors import ExprError
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Optional
     from ccm.gocompat.duration import Duration
     from ccm.gocompat.time import GoTime, Location
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ccm.expr import runtime as rt
 from ccm.expr.builtins import BOOLEAN_BUILTINS, BUILTINS
@@ -23,6 +22,10 @@ from ccm.expr.parser import (
     Member, MethodCall, Node, Pointer, Sequence, Slice, Unary, parse,
 )
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 BUILTIN_FUNCTIONS: FrozenSet[str] = frozenset(BUILTINS)
 # what a did-you-mean may offer: not the validator functions, which upstream has only

@@ -1,9 +1,12 @@
 """The one error type of the expression language."""
 from __future__ import annotations
 
-from typing import Optional
 
 from ccm.model.errors import TemplateError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class ExprError(TemplateError):

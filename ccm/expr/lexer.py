@@ -8,9 +8,13 @@ Comments (``// to the end of the line``, ``/* ... */``) are skipped.
 """
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple
+from typing import NamedTuple
 
 from ccm.expr.errors import ExprError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List
 
 WORD_OPERATORS = frozenset(
     {"and", "or", "not", "in", "matches", "contains", "startsWith", "endsWith"}

@@ -21,10 +21,14 @@ from __future__ import annotations
 import re
 import signal
 import threading
-from typing import Any, Callable, Optional, TypeVar
 
 import importlib
 import sys
+
+from ccm.typing_guard import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 # Python 3.11+ moved the regex parser (and deprecated the old name)
 _sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")

@@ -1,8 +1,11 @@
 """The expression language's syntax tree: what ``ccm.expr.parser`` builds and
 ``ccm.expr.compiler`` turns into Python."""
 from __future__ import annotations
+from ccm.typing_guard import TYPE_CHECKING
 
-from typing import Any, List, Optional, Tuple
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
+
 
 
 class Node:

@@ -11,14 +11,16 @@ top, inside parentheses and inside braced predicates, as in expr-lang.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 from ccm.expr.errors import ExprError
 from ccm.expr.lexer import Token, tokenize
 from ccm.expr.nodes import (  # noqa: F401 - the compiler reads the node types from here too
     ArrayLit, Binary, Call, Closure, Conditional, Ident, Let, Literal, MapLit, Member, MethodCall, Node, Pointer,
     Sequence, Slice, Unary,
 )
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 BINARY = {
     "|": (0, False),

@@ -10,11 +10,14 @@ import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Callable
 
 from ccm.expr.errors import ExprError
 from ccm.gocompat.gotypes import GoValue
 from ccm.gocompat.gotypes import type_name as go_type_name
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 def type_name(value: Any) -> str:

@@ -7,10 +7,13 @@ invalid pattern raises. Non-string scalars are validated in their ``%v`` text.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict
 
 from ccm.expr.errors import ExprError
 from ccm.model.durations import parse_duration
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_FLOAT = re.compile(r"[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9]+)?\Z")

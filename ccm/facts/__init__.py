@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 

@@ -1,9 +1,12 @@
 """``cpu.info``: one object per logical CPU, parsed from ``/proc/cpuinfo`` like gopsutil."""
 from __future__ import annotations
 
-from typing import Callable, List, Optional
 
 from ccm.facts.model import FactObject
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional
 
 
 def _int(text: str) -> int:

@@ -5,11 +5,14 @@ import os
 import platform as _platform
 import socket
 import time
-from typing import Callable, Optional, Tuple, TypeVar
 
 from ccm.facts.model import FactObject
 from ccm.facts.platform import etc_reader, platform_information
 from ccm.log import internal
+from ccm.typing_guard import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Tuple
 
 log = internal("ccm.facts")
 T = TypeVar("T")

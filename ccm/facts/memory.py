@@ -1,9 +1,12 @@
 """``memory``: virtual memory, swap totals and swap devices from ``/proc``."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from ccm.facts.model import FactObject
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 # field -> (meminfo key, is a kB value)
 _VIRTUAL = (

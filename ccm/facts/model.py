@@ -7,7 +7,7 @@ fact files) is printed with sorted keys (data-and-templates.md §1.1).
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

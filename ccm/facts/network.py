@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any, Dict, List, Optional
 
 from ccm.facts.model import FactObject
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 _FLAG_ORDER = ("up", "broadcast", "loopback", "pointtopoint", "multicast", "running")
 _PROBES = ((socket.AF_INET, ("1.1.1.1", 53)), (socket.AF_INET6, ("2001:4860:4860::8888", 53)))

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List
 
 from ccm.facts.model import FactObject
 from ccm.log import internal
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 log = internal("ccm.facts")
 

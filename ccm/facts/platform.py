@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from ccm.lazyre import LazyPattern
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:   # the manager probes the platform family here: no typing or re at run time
     from typing import Callable, Dict, Optional, Tuple
 

@@ -15,8 +15,8 @@ other key of the agent's configuration is checked. Pure (no I/O, nothing of nats
 from __future__ import annotations
 
 from ccm.fleet import KINDS
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Optional, Tuple
 

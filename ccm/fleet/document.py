@@ -14,8 +14,8 @@ Not: file content, diffs, properties, stable resources (none of it is ever read 
 from __future__ import annotations
 
 from ccm import redact
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -56,7 +56,7 @@ def resources_of(events: Iterable[Any]) -> List[Dict[str, str]]:
 
 def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, labels: Mapping[str, str],
           source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool) -> Dict[str, Any]:
-    from ccm.model.events import rfc3339
+    from ccm.gocompat.rfc3339 import rfc3339
     from ccm.report import summary_counts
 
     end_ns = max(end_ns, start_ns)

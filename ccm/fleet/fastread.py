@@ -23,8 +23,8 @@ import time
 from ccm.fleet import STREAM
 from ccm.fleet.wire import WireClient, WireError
 from ccm.nats import NatsError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from html import escape
 
 from ccm.fleet.view import RANK, SHOWN_COUNTS, Row, age_text
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Mapping, Optional
 

@@ -8,8 +8,8 @@ requires (backslash, double quote, new line); lines sorted, so the output of an 
 fleet is byte-identical. Not: writing the file (redirect, then rename).
 """
 from __future__ import annotations
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Iterable, List, Tuple
 

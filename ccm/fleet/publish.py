@@ -24,8 +24,8 @@ import time
 from ccm.fleet import KINDS, STREAM, document, subjects
 from ccm.fleet.queue import QueueError, ReportQueue
 from ccm.fleet.wire import NoResponders, Refused, Transient, WireError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, Mapping, Optional
 

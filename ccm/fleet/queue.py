@@ -20,8 +20,8 @@ import stat
 import time
 
 from ccm import fsafe
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator, List, Mapping, Optional
 

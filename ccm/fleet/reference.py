@@ -13,8 +13,8 @@ import time
 
 from ccm.fleet import STREAM
 from ccm.fleet.wire import NoResponders, Refused, Transient
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping
 

@@ -20,8 +20,8 @@ from ccm.fleet import STREAM, STREAM_SUBJECTS, subjects
 from ccm.fleet.view import Fleet, decode
 from ccm.model.durations import parse_duration
 from ccm.nats import NatsError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterator, List, Optional, Tuple
 

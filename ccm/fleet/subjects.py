@@ -12,8 +12,8 @@ Pure: no I/O, nothing imported.
 from __future__ import annotations
 
 from ccm.fleet import SUBJECT_PREFIX
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Mapping, Optional, Tuple
 

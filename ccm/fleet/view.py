@@ -15,8 +15,8 @@ import json
 
 from ccm.fleet import document
 from ccm.fleet.subjects import parse_subject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 

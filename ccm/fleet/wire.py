@@ -21,8 +21,8 @@ import os
 import time
 
 from ccm.nats.context import NatsContext, redact_url
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Tuple
 

@@ -10,9 +10,12 @@ Not: fisk's day/week units (that is ``ccm.model.durations``). Standard library o
 """
 from __future__ import annotations
 
-from typing import Any, List
 
 from ccm.gocompat.gotypes import GoValue
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List
 
 __all__ = ["Duration", "DurationError", "parse_duration", "NANOSECOND", "MICROSECOND",
            "MILLISECOND", "SECOND", "MINUTE", "HOUR", "MAX_NS", "MIN_NS"]

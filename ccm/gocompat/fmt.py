@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any, List, Optional
 
 from ccm.gocompat.gotypes import type_name
 from ccm.gocompat.strconv import quote, quote_rune
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional
 
 __all__ = ["go_sprint", "go_sprintf", "go_print", "go_println", "go_float", "go_key_order",
            "go_type_name", "is_number"]

@@ -8,8 +8,13 @@ returns one of these subclasses (``Int64`` from Sprig's ``add``, ``StringList`` 
 exactly like its Python base. Standard library only.
 """
 from __future__ import annotations
+from collections.abc import Mapping
 
-from typing import Any, Mapping, Tuple
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Tuple
+
 
 __all__ = ["GoValue", "Int64", "StringList", "IntList", "StringMap", "type_name", "kind_name"]
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Callable, List, Mapping, Optional
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional
 
 from ccm.gocompat.gotypes import GoValue, type_name
 

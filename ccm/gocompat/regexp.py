@@ -18,7 +18,10 @@ the ungreedy flag ``(?U)`` and ``\\C`` are refused. Standard library only.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 __all__ = ["RegexpError", "compile", "find_all", "split", "replace_all", "expand", "quote_meta"]
 

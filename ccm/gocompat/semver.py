@@ -13,9 +13,12 @@ Errors are ``SemverError`` with the library's texts. Standard library only.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional
 
 from ccm.gocompat.gotypes import GoValue
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
 
 __all__ = ["SemverError", "Version", "Constraints", "new_version", "new_constraint"]
 

@@ -7,7 +7,11 @@ the double quote by name, other non-printable runes as ``\\xNN``, ``\\uNNNN`` or
 """
 from __future__ import annotations
 
-from typing import List
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 __all__ = ["EscapeError", "decode_go_escapes", "quote", "quote_rune", "parse_int", "parse_float", "atoi"]
 

@@ -1,8 +1,11 @@
 """Go's ``strings.SplitN`` and ``strings.SplitAfterN`` (``n < 0``: all pieces, ``n == 0``:
 none, an empty separator splits after each character). Standard library only."""
 from __future__ import annotations
+from ccm.typing_guard import TYPE_CHECKING
 
-from typing import List
+if TYPE_CHECKING:
+    from typing import List
+
 
 __all__ = ["split_n", "split_after_n"]
 

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import datetime
 import time as _time
-from typing import Any, Optional, Tuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
 
 from ccm.gocompat import timefmt
 from ccm.gocompat.duration import SECOND, Duration

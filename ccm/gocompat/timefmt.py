@@ -7,8 +7,12 @@ back). The civil calendar helpers work for any year (Go's zero time is year 1,
 ``Parse("15:04")`` gives year 0), which ``datetime`` cannot. Standard library only.
 """
 from __future__ import annotations
+from typing import NamedTuple
+from ccm.typing_guard import TYPE_CHECKING
 
-from typing import List, NamedTuple, Optional, Tuple
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
+
 
 LONG_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
                "September", "October", "November", "December")

@@ -7,7 +7,6 @@ year, ``PM``, zone offsets and names, range checks; failures are ``ParseError`` 
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ccm.gocompat.timefmt import (
     _ISO, _ZONES, DAY, FRAC0, FRAC9, HOUR, HOUR12, LONG_DAYS, LONG_MONTH, LONG_MONTHS, LONG_WEEKDAY, LONG_YEAR,
@@ -16,6 +15,11 @@ from ccm.gocompat.timefmt import (
     ZERO_SECOND, ZERO_YDAY, ISO_COLON_SECONDS_TZ, ISO_COLON_TZ, ISO_SECONDS_TZ, ISO_SHORT_TZ, Chunk, chunks,
     days_in, is_leap,
 )
+from typing import NamedTuple
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Tuple
 
 
 class ParseError(ValueError):
@@ -163,7 +167,8 @@ class _State:
         self.range_error = ""
 
 
-_Reader = Callable[["_State", Chunk, str, List[Chunk]], str]
+if TYPE_CHECKING:
+    _Reader = Callable[["_State", Chunk, str, List[Chunk]], str]
 
 
 def _read_year(st: _State, chunk: Chunk, value: str, following: List[Chunk]) -> str:

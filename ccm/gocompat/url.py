@@ -7,8 +7,11 @@ the decoded ``path`` and ``fragment``, ``raw_query`` as written, ``host`` with i
 Not: ``RawPath``/``RawFragment`` round-tripping of odd escapes. Standard library only.
 """
 from __future__ import annotations
+from ccm.typing_guard import TYPE_CHECKING
 
-from typing import List, Optional, Tuple
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
+
 
 __all__ = ["URLError", "URL", "parse", "escape"]
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ccm.model.events import CRITICAL, OK, STATUS_NAMES, UNKNOWN, HealthCheckResult
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
     from ccm.model.manager import RunManager
 
 __all__ = ["run_checks", "run_check", "CheckSpec"]

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Any, List, Optional
 
 from ccm.model.events import CRITICAL, OK, UNKNOWN, WARNING
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional
 
 _EXIT_STATUS = {0: OK, 1: WARNING, 2: CRITICAL}
 

@@ -3,11 +3,14 @@ runs (``ccm.resources.properties.validate`` calls ``validate_checks``); the chec
 themselves run in ``ccm.healthcheck``."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
 
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import ValidationError
 from ccm.model.resource import is_templated
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 
 def validate_checks(checks: List[Dict[str, Any]]) -> None:

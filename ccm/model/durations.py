@@ -5,7 +5,7 @@ Pure functions; both directions are needed for wire compatibility with upstream
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     import re
     from typing import List, Optional, Union

@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Iterable, Optional
 

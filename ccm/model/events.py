@@ -5,29 +5,31 @@ exactly (``events-and-observability.md``), so mixed fleets parse each other's ev
 They are plain classes with what ``@dataclass`` gave them (keyword or positional
 construction in field order, equality and repr over the fields, no hash: ``ValueObject``)
 because building dataclasses costs every process ``dataclasses`` and ``inspect`` (issue 16).
+
+Plain values: nothing here reads a clock or draws an id. A new event, state or session
+start gets its time and id from whoever makes it (``ccm.clock``); a timestamp of 0 is
+Go's zero time on the wire and an empty ``event_id`` is no id. The apply flow's events,
+whose id and properties are made when first read, are ``ccm.resources.flowevents``.
 """
 from __future__ import annotations
 
-import os
-import time
-
+from ccm.gocompat.rfc3339 import parse_rfc3339, rfc3339
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
+    from typing import Any, Dict, Iterable, List, Optional, Protocol, Set, Tuple, Union
 
-    class _PropertySource(Protocol):
+    class PropertySource(Protocol):
         """What gives an event its properties (``ccm.model.resource.Properties``)."""
 
         def to_dict(self) -> Dict[str, Any]: ...
+
 
 EVENT_PROTOCOL = "io.choria.ccm.v1.transaction.event"
 SESSION_START_PROTOCOL = "io.choria.ccm.v1.session.start"
 ENSURE_REQUEST_PROTOCOL = "io.choria.ccm.v1.resource.ensure.request"
 ENSURE_RESPONSE_PROTOCOL = "io.choria.ccm.v1.resource.ensure.response"
-
-ZERO_TIME = "0001-01-01T00:00:00Z"
 
 # Health check statuses equal the nagios exit codes.
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
@@ -38,191 +40,7 @@ def state_protocol(type_name: str) -> str:
     return f"io.choria.ccm.v1.resource.{type_name}.state"
 
 
-# --- time helpers -----------------------------------------------------------------------
-
-def now_ns() -> int:
-    return time.time_ns()
-
-
-_last_second: Tuple[Optional[int], str] = (None, "")  # one entry: events come in bursts
-
-
-def rfc3339(ns: Optional[int]) -> str:
-    """Go ``RFC3339Nano`` in UTC: fraction trimmed of trailing zeros, none when zero."""
-    global _last_second
-    if not ns:
-        return ZERO_TIME
-    if type(ns) is not int:
-        ns = int(ns)
-    secs, frac = divmod(ns, 1_000_000_000)
-    last = _last_second
-    if last[0] == secs:
-        base = last[1]
-    else:
-        tm = time.gmtime(secs)  # what strftime printed, without building a datetime
-        if 1 <= tm.tm_year <= 9999:
-            base = "%d-%02d-%02dT%02d:%02d:%02d" % tm[:6]
-        else:
-            from datetime import datetime, timezone
-
-            base = datetime.fromtimestamp(secs, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        _last_second = (secs, base)
-    if frac:   # nine digits, without a format spec to parse (file status formats every mtime)
-        return f"{base}.{str(frac).zfill(9).rstrip('0')}Z"
-    return base + "Z"
-
-
-def parse_rfc3339(text: str) -> int:
-    """Parse an RFC 3339 timestamp (as written by us or upstream) into epoch nanoseconds."""
-    if not text or text.startswith("0001-01-01"):
-        return 0
-    s = text.strip()
-    tz = 0
-    if s.endswith("Z"):
-        s = s[:-1]
-    else:
-        sign_pos = max(s.rfind("+"), s.rfind("-"))
-        if sign_pos > 10:
-            off = s[sign_pos:]
-            s = s[:sign_pos]
-            hh, mm = off[1:].split(":")
-            tz = (int(hh) * 3600 + int(mm) * 60) * (1 if off[0] == "+" else -1)
-    from datetime import datetime, timezone
-
-    frac_ns = 0
-    if "." in s:
-        s, frac = s.split(".", 1)
-        frac_ns = int(frac.ljust(9, "0")[:9])
-    dt = datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-    return (int(dt.timestamp()) - tz) * 1_000_000_000 + frac_ns
-
-
-# --- KSUID ------------------------------------------------------------------------------
-
-_KSUID_EPOCH = 1_400_000_000
-_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-_random_chunks: List[bytes] = []   # the random parts of KSUIDs, 16 bytes each
-
-
-def _reset_pool() -> None:
-    del _random_chunks[:]
-
-
-os.register_at_fork(after_in_child=_reset_pool)  # a forked child must not reuse our bytes
-
-
-_chunks_made = [0]
-
-
-def _random_chunk() -> bytes:
-    """16 random bytes, popped from a pool made by one getrandom() call: ``list.pop`` is
-    atomic, so no lock (threads that find the pool empty each refill it). The first pools
-    are small (a run of a few resources does not cut 256 chunks), later ones 256."""
-    while True:
-        try:
-            return _random_chunks.pop()
-        except IndexError:
-            count = 256 if _chunks_made[0] >= 64 else 16
-            _chunks_made[0] += count
-            pool = os.urandom(16 * count)
-            _random_chunks.extend([pool[i:i + 16] for i in range(0, 16 * count, 16)])
-
-
-# Two digits per divmod (14 steps, not 27), once a run makes enough ids to pay for the
-# 3,844-entry table: a small run (a few ids) is cheaper digit by digit.
-_B62_PAIRS: List[str] = []
-_PAIRS_AFTER = 32
-_ids_made = 0
-
-
-def _base62(n: int) -> str:
-    global _ids_made
-    out = []
-    pairs = _B62_PAIRS
-    if not pairs:
-        _ids_made += 1
-        if _ids_made <= _PAIRS_AFTER:
-            while n:
-                n, r = divmod(n, 62)
-                out.append(_B62[r])
-            return "".join(reversed(out))
-        pairs.extend(a + b for a in _B62 for b in _B62)
-    while n:
-        n, r = divmod(n, 3844)
-        out.append(pairs[r])
-    return "".join(reversed(out))
-
-
-def new_ksuid(ts: Optional[float] = None) -> str:
-    """A KSUID: 4-byte seconds since 2014-05-13 + 16 random bytes, base62, 27 chars."""
-    return ksuid_text(time.time() if ts is None else ts, _random_chunk())
-
-
-def ksuid_text(ts: float, random16: bytes) -> str:
-    """The KSUID of seconds ``ts`` and 16 random bytes (an event draws both when it is
-    made, ``_LazyId``, and encodes them only when something reads its id)."""
-    secs = (int(ts) - _KSUID_EPOCH) & 0xFFFFFFFF   # Go's uint32()
-    n = secs << 128 | int.from_bytes(random16, "big")
-    return _base62(n).rjust(28, "0")[-27:]  # 20 bytes < 62**27: digit 28 is 0
-
-
-_new_object = object.__new__
-
-
-class _LazyId:
-    """``event_id`` drawn when the event is made (``time.time()`` and 16 random bytes),
-    encoded on first read (a steady run that prints no JSON and keeps no event files reads
-    none). Encoding is deterministic, so an event and its ``EventRecord`` copy, or two
-    threads reading at once, see the same id."""
-
-    __slots__ = ()
-    _event_id: Optional[str]
-    _id_drawn: Optional[Tuple[float, bytes]]
-
-    @property
-    def event_id(self) -> str:
-        eid = self._event_id
-        if eid is None:
-            drawn = self._id_drawn
-            eid = "" if drawn is None else ksuid_text(drawn[0], drawn[1])
-            object.__setattr__(self, "_event_id", eid)   # a slot or __dict__ of the subclass
-        return eid
-
-    @event_id.setter
-    def event_id(self, value: str) -> None:
-        object.__setattr__(self, "_event_id", value)
-
-
-def is_ksuid(text: str) -> bool:
-    return isinstance(text, str) and len(text) == 27 and all(c in _B62 for c in text)
-
-
 # --- resource state ---------------------------------------------------------------------
-
-class _MadeOnFirstRead:
-    """A non-data descriptor: ``state.<name>`` is ``make(state)``, made on first read and
-    from then on an ordinary instance attribute (later reads are plain reads; assigning
-    replaces it, as for any attribute). Two threads reading it at once get the same
-    object (``dict.setdefault`` keeps the first one stored)."""
-
-    __slots__ = ("name", "make")
-
-    def __init__(self, name: str, make: Callable[["ResourceState"], Any]) -> None:
-        self.name = name
-        self.make = make
-
-    def __get__(self, obj: Optional["ResourceState"], owner: Any = None) -> Any:
-        if obj is None:
-            return self
-        return obj.__dict__.setdefault(self.name, self.make(obj))
-
-
-def _made_extra(state: "ResourceState") -> Dict[str, Any]:
-    make = state._make_extra
-    return {} if make is None else make(state)
-
 
 class ResourceState(ValueObject):
     """The observed state a type reports (``status`` in events).
@@ -230,36 +48,15 @@ class ResourceState(ValueObject):
     ``extra`` holds the per-type fields that follow the common ones (``metadata`` for
     most types; ``exitcode`` and the guard flags for exec; counts for apply).
     ``internal``: working values a type keeps between its steps (never serialised, not
-    compared, not in the repr).
-
-    ``observed`` makes a state whose ``extra`` is built from the provider's raw facts
-    (``raw``) only when something reads it (JSON, the stores, noop messages, ``ccm status``): a
-    steady run that keeps no status builds none. Equality, repr and ``to_dict`` read
-    ``extra`` like any other field, so such a state equals, shows and serialises as the
-    one built eagerly.
+    compared, not in the repr). ``timestamp_ns``: when it was observed (0: unknown).
     """
 
     _value_fields = ("type", "name", "ensure", "changed", "refreshed", "stable", "noop", "noop_message",
                      "timestamp_ns", "extra")
 
-    # the defaults of the common fields (``observed`` sets only what differs), the raw
-    # facts a provider kept for its type's logic (not serialised, compared or shown) and
-    # what makes ``extra`` from them
-    changed = refreshed = stable = noop = False
-    noop_message = ""
-    raw: Any = None
-    _make_extra: Optional[Callable[["ResourceState"], Dict[str, Any]]] = None
-    if TYPE_CHECKING:
-        extra: Dict[str, Any]
-        internal: Dict[str, Any]
-    else:
-        extra = _MadeOnFirstRead("extra", _made_extra)
-        internal = _MadeOnFirstRead("internal", lambda state: {})
-
     def __init__(self, type: str, name: str, ensure: str = "", changed: bool = False, refreshed: bool = False,
-                 stable: bool = False, noop: bool = False, noop_message: str = "",
-                 timestamp_ns: Optional[int] = None, extra: Optional[Dict[str, Any]] = None,
-                 internal: Optional[Dict[str, Any]] = None) -> None:
+                 stable: bool = False, noop: bool = False, noop_message: str = "", timestamp_ns: int = 0,
+                 extra: Optional[Dict[str, Any]] = None, internal: Optional[Dict[str, Any]] = None) -> None:
         self.type = type
         self.name = name
         self.ensure = ensure
@@ -268,25 +65,9 @@ class ResourceState(ValueObject):
         self.stable = stable
         self.noop = noop
         self.noop_message = noop_message
-        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
-        self.extra = {} if extra is None else extra
-        self.internal = {} if internal is None else internal
-
-    @classmethod
-    def observed(cls, type: str, name: str, ensure: str, raw: Any,
-                 make_extra: Callable[["ResourceState"], Dict[str, Any]]) -> "ResourceState":
-        """The state just observed (timestamp now, the other common fields at their
-        defaults) whose ``extra`` is ``make_extra(state)``, made on first read from
-        ``raw``, the provider's own observation (which must not change afterwards;
-        ``make_extra`` must give equal answers however often it runs)."""
-        state: ResourceState = _new_object(cls)   # no __init__: once per file resource
-        state.type = type
-        state.name = name
-        state.ensure = ensure
-        state.timestamp_ns = time.time_ns()
-        state.raw = raw
-        state._make_extra = make_extra
-        return state
+        self.timestamp_ns = timestamp_ns
+        self.extra: Dict[str, Any] = {} if extra is None else extra
+        self.internal: Dict[str, Any] = {} if internal is None else internal
 
     @property
     def metadata(self) -> Dict[str, Any]:
@@ -373,21 +154,13 @@ class _Labelled:
         return f"{self.type}#{self.name}"
 
 
-class TransactionEvent(_LazyId, _Labelled, ValueObject):
+class TransactionEvent(_Labelled, ValueObject):
+    """The outcome of one resource of a run (the wire's transaction event)."""
+
     _value_fields = ("type", "name", "provider", "alias", "requested_ensure", "final_ensure", "duration_ns",
                      "properties", "status", "noop_message", "health_checks", "health_check_only", "errors",
                      "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "event_id",
                      "timestamp_ns", "protocol")
-
-    # the defaults of __init__, read here by an event ``begin`` made (it sets only the rest)
-    provider = final_ensure = noop_message = ""
-    duration_ns = 0
-    _properties: Optional[Dict[str, Any]] = None
-    _properties_of: Optional[_PropertySource] = None
-    status: Optional[ResourceState] = None
-    health_check_only = changed = refreshed = failed = skipped = noop = False
-    _event_id: Optional[str] = None
-    protocol = EVENT_PROTOCOL
 
     def __init__(self, type: str, name: str, provider: str = "", alias: str = "", requested_ensure: str = "",
                  final_ensure: str = "", duration_ns: int = 0, properties: Optional[Dict[str, Any]] = None,
@@ -395,8 +168,8 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
                  health_checks: Optional[List[HealthCheckResult]] = None, health_check_only: bool = False,
                  errors: Optional[List[str]] = None, changed: bool = False, refreshed: bool = False,
                  failed: bool = False, skipped: bool = False, noop: bool = False,
-                 unmet_requirements: Optional[List[str]] = None, event_id: Optional[str] = None,
-                 timestamp_ns: Optional[int] = None, protocol: str = EVENT_PROTOCOL) -> None:
+                 unmet_requirements: Optional[List[str]] = None, event_id: str = "",
+                 timestamp_ns: int = 0, protocol: str = EVENT_PROTOCOL) -> None:
         self.type = type
         self.name = name
         self.provider = provider
@@ -404,8 +177,7 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.requested_ensure = requested_ensure
         self.final_ensure = final_ensure
         self.duration_ns = duration_ns
-        self._properties = properties   # None: {}, or the ``to_dict()`` of ``properties_from``
-        self._properties_of: Optional[_PropertySource] = None
+        self.properties: Dict[str, Any] = {} if properties is None else properties
         self.status = status
         self.noop_message = noop_message
         self.health_checks: List[HealthCheckResult] = [] if health_checks is None else health_checks
@@ -417,70 +189,18 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         self.skipped = skipped
         self.noop = noop
         self.unmet_requirements: List[str] = [] if unmet_requirements is None else unmet_requirements
-        self._event_id = event_id
-        if event_id is None:
-            try:   # _random_chunk(), without the call while the pool lasts
-                chunk = _random_chunks.pop()
-            except IndexError:
-                chunk = _random_chunk()
-            self._id_drawn = (time.time(), chunk)
-        else:
-            self._id_drawn = None
-        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
+        self.event_id = event_id
+        self.timestamp_ns = timestamp_ns
         self.protocol = protocol
 
-    @classmethod
-    def begin(cls, type: str, name: str, alias: str, requested_ensure: str, health_check_only: bool,
-              properties_of: _PropertySource) -> "TransactionEvent":
-        """``cls(type=type, name=name, alias=alias, requested_ensure=requested_ensure,
-        health_check_only=health_check_only)`` with ``properties_from(properties_of)``, as
-        the flow makes one per resource (its properties are read once the resource ran:
-        the flow renders ``properties_of`` first). The fields the flow neither sets nor
-        reads on every resource are left to their defaults on the class, not stored."""
-        event = _new_object(cls)
-        event._properties = None
-        event._properties_of = properties_of
-        # stored although they equal the class's: every event has them read several times
-        event.failed = event.skipped = False
-        event._event_id = None
-        event.type = type
-        event.name = name
-        event.alias = alias
-        event.requested_ensure = requested_ensure
-        if health_check_only:
-            event.health_check_only = health_check_only
-        event.health_checks = []
-        event.errors = []
-        event.unmet_requirements = []
-        try:   # _random_chunk(), without the call while the pool lasts
-            chunk = _random_chunks.pop()
-        except IndexError:
-            chunk = _random_chunk()
-        event._id_drawn = (time.time(), chunk)
-        event.timestamp_ns = time.time_ns()
-        return event
+    def properties_from(self, source: PropertySource) -> None:
+        """``properties`` are ``source.to_dict()`` (the flow hands each event the resource's
+        properties once it ran: deferred templates render in place)."""
+        self.properties = source.to_dict()
 
-    @property
-    def properties(self) -> Dict[str, Any]:
-        """The resource's properties as the wire shows them; made on first read when the
-        event was given their source (``properties_from``): a plain ``ccm apply`` keeps only
-        an ``EventRecord`` of each event and reads none."""
-        props = self._properties
-        if props is None:   # the source stays: two threads reading at once make equal dicts
-            source = self._properties_of
-            props = self._properties = {} if source is None else source.to_dict()
-        return props
-
-    @properties.setter
-    def properties(self, value: Dict[str, Any]) -> None:
-        self._properties = value
-        self._properties_of = None
-
-    def properties_from(self, source: _PropertySource) -> None:
-        """``properties`` will be ``source.to_dict()``, made when first read (``source``
-        must not change after this: the flow hands it on only to readers)."""
-        self._properties = None
-        self._properties_of = source
+    def record(self) -> "EventRecord":
+        """What a session store keeps of this event when it keeps no whole events."""
+        return EventRecord(self)
 
     def fail(self, message: str) -> None:
         self.failed = True
@@ -539,23 +259,25 @@ class TransactionEvent(_LazyId, _Labelled, ValueObject):
         )
 
 
-class EventRecord(_LazyId, _Labelled):
+class EventRecord(_Labelled):
     """What a run reads back about an event once it is recorded: ``require``/``subscribe``
     gates, the summary, ``--last-run`` and a nested apply's counts. Its flags, counters
     and errors, without the properties, status and check output of the full event (a
     store keeps these instead of every event when nothing will serialise them)."""
 
-    __slots__ = ("type", "name", "alias", "provider", "_event_id", "_id_drawn", "timestamp_ns", "duration_ns",
-                 "errors", "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements",
-                 "health_checks")
+    __slots__ = ("type", "name", "alias", "provider", "event_id", "timestamp_ns", "duration_ns", "errors",
+                 "changed", "refreshed", "failed", "skipped", "noop", "unmet_requirements", "health_checks")
 
     def __init__(self, event: TransactionEvent) -> None:
+        self.event_id = event.event_id
+        self._copy(event)
+
+    def _copy(self, event: TransactionEvent) -> None:
+        """Everything but the id, from ``event``."""
         self.type = event.type
         self.name = event.name
         self.alias = event.alias
         self.provider = event.provider
-        self._event_id = event._event_id
-        self._id_drawn = event._id_drawn
         self.timestamp_ns = event.timestamp_ns
         self.duration_ns = event.duration_ns
         self.errors: Tuple[str, ...] = tuple(event.errors) if event.errors else ()
@@ -574,24 +296,14 @@ class EventRecord(_LazyId, _Labelled):
 
 if TYPE_CHECKING:
     RecordedEvent = Union[TransactionEvent, EventRecord]   # what a session store keeps of an event
-else:
-    def __getattr__(name: str) -> Any:
-        """``RecordedEvent``, built when a module imports it at run time (with typing: the
-        plain apply path imports it only for annotations, and no typing at all)."""
-        if name == "RecordedEvent":
-            from typing import Union
-
-            return Union[TransactionEvent, EventRecord]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SessionStartEvent(ValueObject):
     _value_fields = ("event_id", "timestamp_ns", "protocol")
 
-    def __init__(self, event_id: Optional[str] = None, timestamp_ns: Optional[int] = None,
-                 protocol: str = SESSION_START_PROTOCOL) -> None:
-        self.event_id: str = new_ksuid() if event_id is None else event_id
-        self.timestamp_ns: int = time.time_ns() if timestamp_ns is None else timestamp_ns
+    def __init__(self, event_id: str = "", timestamp_ns: int = 0, protocol: str = SESSION_START_PROTOCOL) -> None:
+        self.event_id = event_id
+        self.timestamp_ns = timestamp_ns
         self.protocol = protocol
 
     def to_dict(self) -> Dict[str, Any]:

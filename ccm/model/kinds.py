@@ -9,12 +9,10 @@ contracts). Adding a kind is one class here; nothing else switches on kinds.
 from __future__ import annotations
 
 from ccm.model.errors import ValidationError, did_you_mean
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence
-else:
-    from ccm.model.lite_typing import Protocol
+    from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 HEALTH_CHECK_KEYS = ("command", "goss_rules", "name", "format", "tries", "try_sleep", "timeout")
 HEALTH_CHECK_TEMPLATED = ("command", "name", "timeout", "try_sleep", "format")

@@ -11,15 +11,13 @@ from __future__ import annotations
 from ccm.model.events import ResourceState, SessionSummary, TransactionEvent
 from ccm.model.runner import CommandRunner
 from ccm.model.value import ValueObject
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
     from ccm.model.events import RecordedEvent
     from ccm.model.run import Run
-else:
-    from ccm.model.lite_typing import Protocol
 
 
 class UserLog(Protocol):

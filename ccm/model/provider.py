@@ -8,35 +8,35 @@ files (the run's sink, ``ccm.model.run``).
 from __future__ import annotations
 
 from ccm.model.resource import Properties
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, ContextManager, Mapping, NamedTuple, Optional, Protocol, Sequence
+    from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
 
-    class Manageable(NamedTuple):
-        usable: bool
-        priority: int = 1
-else:
-    from ccm.model.lite_typing import Protocol
 
-    class Manageable(tuple):
-        """What typing.NamedTuple makes of the class above (a tuple with named fields),
-        without typing or collections.namedtuple's eval at import time."""
+class Manageable(tuple[bool, int]):
+    """Whether a factory can manage a resource on this host (``usable``) and its
+    ``priority`` (the lowest usable one is chosen): upstream's ``(bool, int)`` pair, a
+    tuple with named fields (unpacked, indexed, compared and hashed as the pair)."""
 
-        __slots__ = ()
-        _fields = ("usable", "priority")
+    __slots__ = ()
 
-        def __new__(cls, usable: bool, priority: int = 1) -> "Manageable":
-            return tuple.__new__(cls, (usable, priority))
+    def __new__(cls, usable: bool, priority: int = 1) -> Manageable:
+        return tuple.__new__(cls, (usable, priority))
 
-        usable = property(lambda self: self[0])
-        priority = property(lambda self: self[1])
+    @property
+    def usable(self) -> bool:
+        return self[0]
 
-        def __getnewargs__(self) -> "tuple[bool, int]":
-            return (self[0], self[1])
+    @property
+    def priority(self) -> int:
+        return self[1]
 
-        def __repr__(self) -> str:
-            return f"Manageable(usable={self[0]!r}, priority={self[1]!r})"
+    def __getnewargs__(self) -> tuple[bool, int]:   # copy and pickle through __new__
+        return (self[0], self[1])
+
+    def __repr__(self) -> str:
+        return f"Manageable(usable={self[0]!r}, priority={self[1]!r})"
 
 
 class Provider(Protocol):

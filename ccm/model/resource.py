@@ -15,15 +15,13 @@ from ccm.model.kinds import (ANY as ANY, ANY_MAP as ANY_MAP, BOOL as BOOL, CONTR
                              STR_LIST as STR_LIST, STR_MAP as STR_MAP)
 from ccm.model.kinds import Kind, kind_named
 from ccm.model.value import FrozenValueObject, ValueObject
+from ccm.typing_guard import TYPE_CHECKING, Generic, TypeVar
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
     from ccm.model.manager import ChildRun, NestedApply, UserLog
     from ccm.model.runner import CommandRunner
-else:
-    from ccm.model.lite_typing import Generic
 
 # When a field's templates are rendered.
 PARSE = "parse"        # while loading (and again when the resource is built)
@@ -108,9 +106,6 @@ def _emit_plan(fields: Tuple[Field, ...]) -> Tuple[Tuple[str, bool, Optional[Cal
     return hit[1]
 
 
-_new_object = object.__new__
-
-
 class Properties:
     """A validated property set of one resource: values keyed by YAML key.
 
@@ -157,9 +152,7 @@ class Properties:
     def copy(self) -> "Properties":
         """A copy whose top-level values can be replaced (template rendering does that,
         it never mutates nested values) without touching the original."""
-        copy: Properties = _new_object(Properties)   # no __init__ call: once per resource run
-        copy.type_name, copy.values, copy.fields = self.type_name, dict(self.values), self.fields
-        return copy
+        return Properties(self.type_name, dict(self.values), self.fields)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -256,10 +249,7 @@ class ResourceContext:
                                        deny_apply=deny_apply, label=label)
 
 
-if TYPE_CHECKING:
-    ProviderT = TypeVar("ProviderT")
-else:
-    ProviderT = "ProviderT"   # typing's TypeVar is for the type checker only
+ProviderT = TypeVar("ProviderT")
 
 
 class TypeLogic(Generic[ProviderT]):

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 from ccm.model.provider import WriteSink
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Protocol, Sequence, Tuple
+    from typing import Any, List, Optional, Sequence, Tuple
 
     from ccm.model.events import RecordedEvent, SessionSummary, TransactionEvent
     from ccm.model.manager import UserLog
     from ccm.model.provider import RunCache
     from ccm.model.resource import Properties
-else:
-    from ccm.model.lite_typing import Protocol
 
 
 class RunResult(Protocol):

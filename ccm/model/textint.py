@@ -5,7 +5,7 @@ Here, apart from ``ccm.yamlio`` (which makes them), so code that only carries su
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

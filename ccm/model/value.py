@@ -13,7 +13,7 @@ Not: a dataclass replacement in general (no ordering, no ``replace``, no fields(
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, ClassVar, Optional, Tuple
 

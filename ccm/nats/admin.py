@@ -11,10 +11,13 @@ bucket removal, history, TTLs or watching (the ``nats`` CLI does those).
 """
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Tuple
 
 from ccm.nats import NatsError
 from ccm.nats.connection import Connection
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Tuple
 
 PUT_TIMEOUT = 60.0
 MAX_REPLICAS = 5

@@ -23,11 +23,14 @@ import ssl
 import threading
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 from ccm.log import internal
 from ccm.nats import NatsError
 from ccm.nats.context import NatsContext, load, redact_url
+from ccm.typing_guard import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple
 
 log = internal("ccm.nats")
 

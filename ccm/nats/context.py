@@ -23,8 +23,8 @@ import stat
 from ccm.lazyre import LazyPattern
 from ccm.model.value import FrozenValueObject
 from ccm.nats import NatsError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Tuple
 

@@ -9,8 +9,8 @@ fail only the resource whose template called them.
 from __future__ import annotations
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict
 

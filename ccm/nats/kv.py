@@ -6,10 +6,13 @@ bucket and key. Buckets are never created here.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from ccm.nats import NatsError
 from ccm.nats.connection import Connection
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_VALUE = 8 << 20
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, BinaryIO, Tuple
 
 from ccm.model.errors import ManifestError
 from ccm.nats import NatsError
 from ccm.nats.connection import Connection
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import IO, Any, Tuple
 
 GET_TIMEOUT = 60.0
 CHUNK_IDLE = 3.0
@@ -28,7 +31,7 @@ def parse(source: str) -> Tuple[str, str]:
     return bucket, key
 
 
-def download(conn: Connection, bucket: str, key: str, out: BinaryIO) -> None:
+def download(conn: Connection, bucket: str, key: str, out: IO[bytes]) -> None:
     async def op(js: Any) -> str:
         import nats.js.errors as je
 

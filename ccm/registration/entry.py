@@ -9,13 +9,17 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional, Union
 
 from ccm.gocompat import json as gojson
 from ccm.model.durations import DurationError, go_duration, parse_duration_ns
 from ccm.model.errors import ValidationError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Union
 
 NAME = re.compile(r"^[a-zA-Z][a-zA-Z\d_-]*$")
 NEVER = -1          # ttl_ns value of "never"

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Tuple
 
 from ccm.gocompat import json as gojson
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Tuple
 
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 SCRAPE = "prometheus.io/scrape"

@@ -10,7 +10,6 @@ An entry holding a value marked ``# @sensitive`` is refused (``refuse_sensitive`
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional
 
 from ccm.model.errors import ValidationError
 from ccm.model.events import TransactionEvent
@@ -21,6 +20,10 @@ from ccm.nats import NatsError
 from ccm.nats.connection import Connection
 from ccm.registration.entry import Entry, from_mapping, ttl_text
 from ccm.registration.subjects import publish_subject
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 KINDS = ("nats", "jetstream")
 OK = 0

@@ -11,7 +11,6 @@ import asyncio
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, List, Optional
 
 from ccm.model.durations import parse_duration
 from ccm.nats import NatsError
@@ -20,6 +19,10 @@ from ccm.registration import STREAM_SUBJECTS
 from ccm.registration.entry import Entry, from_json
 from ccm.registration.filesd import Entries, sort_entries
 from ccm.registration.subjects import entry_from_subject, filter_subject, publish_subject
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, List, Optional
 
 MARKER = "Nats-Marker-Reason"
 LOOKUP_IDLE = 5.0          # longest wait for the next message of a lookup

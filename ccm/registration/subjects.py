@@ -6,10 +6,13 @@ subjects order the tokens cluster, protocol, service, address (dots as ``_``), i
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
 
 from ccm.registration import SUBJECT_PREFIX
 from ccm.registration.entry import Entry
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3

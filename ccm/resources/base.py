@@ -17,11 +17,12 @@ from ccm.model.events import ResourceState, TransactionEvent
 from ccm.model.manager import ChildRun, RunManager
 from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.model.run import Run
+from ccm.resources import flowevents
 from ccm.resources import properties as P
+from ccm.typing_guard import TYPE_CHECKING
 
 _new_object = object.__new__
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -189,9 +190,8 @@ class RunFlow:
         values = props.values
         type_name, name = props.type_name, values.get("name") or ""
         health_check_only = self.health_check_only
-        # its properties are props.to_dict(), made when something reads them (after the flow)
-        event = TransactionEvent.begin(type_name, name, values.get("alias") or "", values.get("ensure") or "",
-                                       health_check_only, props)
+        event = flowevents.new_event(type_name, name, values.get("alias") or "", values.get("ensure") or "",
+                                     health_check_only)
         ctx: _FlowContext = _new_object(self._context)   # self.context(), inlined: once per resource
         ctx._resource = (type_name, name)
         try:
@@ -201,6 +201,7 @@ class RunFlow:
         except Exception as exc:  # a bug in one type must not take the run down
             log.debug("unexpected error", exc_info=True)
             event.fail(f"unexpected error: {type(exc).__name__}: {exc}")
+        event.properties_from(props)   # rendered by now
         event.duration_ns = time.monotonic_ns() - started
         return event
 

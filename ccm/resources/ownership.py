@@ -15,8 +15,8 @@ from contextlib import contextmanager
 
 from ccm.digest import sha256
 from ccm.model.errors import ProviderError, ValidationError
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any, Callable, Dict, Iterator, Optional, Tuple, Union
 
@@ -81,8 +81,6 @@ class _IdCache:
     share a handful of owners). Misses are not: an earlier resource may create the user.
     ``same_user``/``same_group``: whether an observed and a desired owner (group) name the
     same id, remembered only when both resolved (so only from remembered lookups).
-    ``answers``: what a caller derived from remembered lookups alone (a file's owner, group
-    and mode as desired), forgotten with them.
 
     The manager clears it when a top-level run starts (``clear_id_cache``), so a
     long-running agent sees users and groups changed between runs; a lock keeps
@@ -99,7 +97,6 @@ class _IdCache:
         self.group: Dict[int, str] = {}
         self.same_user: Dict[Tuple[str, str], bool] = {}
         self.same_group: Dict[Tuple[str, str], bool] = {}
-        self.answers: Dict[Tuple[Any, ...], bool] = {}
         self._maps: Dict[str, Dict[Any, Any]] = {"uid": self.uid, "gid": self.gid, "user": self.user,
                                                  "group": self.group}
 
@@ -131,7 +128,6 @@ class _IdCache:
                 m.clear()
             self.same_user.clear()
             self.same_group.clear()
-            self.answers.clear()
 
 
 _ids = _IdCache()
@@ -139,23 +135,11 @@ _users, _groups, _same_user, _same_group = _ids.user, _ids.group, _ids.same_user
 # remembered answers only (None when not yet looked up): a caller on a hot path tries these
 # before user_name/group_name/format_mode and saves a call
 known_user_name: Callable[[int], Optional[str]] = _users.get
+known_uid: Callable[[str], Optional[int]] = _ids.uid.get   # uid_for's remembered answers
+known_gid: Callable[[str], Optional[int]] = _ids.gid.get
 known_group_name: Callable[[int], Optional[str]] = _groups.get
 known_mode_text: Callable[[int], Optional[str]] = _mode_texts.get
-known_same_user: Callable[[Tuple[str, str]], Optional[bool]] = _same_user.get   # (observed, desired)
-known_same_group: Callable[[Tuple[str, str]], Optional[bool]] = _same_group.get
-known_answer: Callable[[Tuple[Any, ...]], Optional[bool]] = _ids.answers.get
-
-
-def id_generation() -> int:
-    """Read before deriving an answer from the remembered lookups (``remember_answer``)."""
-    return _ids.generation
-
-
-def remember_answer(key: Tuple[Any, ...], value: bool, generation: int) -> None:
-    """Remember what ``key`` (hashable) answers until the lookups are forgotten: only for an
-    answer derived from remembered lookups (and pure functions) alone, since ``generation``
-    (``id_generation()``)."""
-    _ids.remember(_ids.answers, key, value, generation)
+known_mode: Callable[[Tuple[type, Any]], Optional[int]] = _parsed_modes.get   # parse_mode's, keyed (type, mode)
 
 
 def clear_id_cache() -> None:
@@ -180,15 +164,17 @@ def _group_of(gid: int) -> str:
 
 
 def uid_for(owner: str) -> Optional[int]:
+    """The uid ``owner`` names (a number is itself), None when there is no such user;
+    remembered for the run (``known_uid``)."""
     if (owner.isascii() and owner.isdigit()):
-        return int(owner)
+        return _ids.uid.setdefault(owner, int(owner))
     uid: Optional[int] = _ids.lookup(_ids.uid, owner, _uid_of)
     return uid
 
 
 def gid_for(group: str) -> Optional[int]:
     if (group.isascii() and group.isdigit()):
-        return int(group)
+        return _ids.gid.setdefault(group, int(group))
     gid: Optional[int] = _ids.lookup(_ids.gid, group, _gid_of)
     return gid
 

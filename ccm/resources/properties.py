@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional, Tuple, Union
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from _thread import RLock   # threading.RLock's C implementation, without importing threading
 
+from ccm.clock import new_ksuid, now_ns
 from ccm.model.errors import SessionError
 from ccm.model.events import EventRecord, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.model.resource import parse_ref
+from ccm.typing_guard import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Dict, List, Optional, Sequence, Union
 
@@ -23,17 +24,6 @@ if TYPE_CHECKING:
 
     Recorded = RecordedEvent
     Event = Union[TransactionEvent, EventRecord, SessionStartEvent]
-else:
-    def __getattr__(name: str) -> object:
-        """The aliases above, built (with typing) for the modules that import them at run time:
-        a plain apply uses them in annotations only and imports no typing."""
-        from typing import Union
-
-        aliases = {"Recorded": Union[TransactionEvent, EventRecord],
-                   "Event": Union[TransactionEvent, EventRecord, SessionStartEvent]}
-        if name in aliases:
-            return aliases[name]
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def file_under_refs(last: Dict[str, Recorded], event: Recorded) -> None:
@@ -83,7 +73,7 @@ class SessionStore:
                 except Exception:  # metrics must never break a run
                     pass
         # what this store keeps in memory of the event
-        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else EventRecord(event)
+        kept = event if self.keep_events or not isinstance(event, TransactionEvent) else event.record()
         lock = self._lock
         lock.acquire()   # what "with self._lock" does, for half the cost (once per resource)
         try:
@@ -195,7 +185,7 @@ class MemoryStore(SessionStore):
     def start_session(self, manifest: str = "") -> SessionStartEvent:
         with self._lock:
             self._events, self._last = [], None
-            start = SessionStartEvent()
+            start = SessionStartEvent(new_ksuid(), now_ns())
             self._events.append(start)
             return start
 

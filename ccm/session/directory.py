@@ -23,18 +23,25 @@ import re
 import stat
 import threading
 import time
-from typing import Dict, List, Optional, Set, Tuple
 
+from ccm.clock import is_ksuid, new_ksuid, now_ns
 from ccm.log import internal
 from ccm.model.errors import SessionError
-from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent,
-                              SessionSummary, TransactionEvent, is_ksuid)
-from ccm.session import Event, Recorded, SessionStore, file_under_refs
+from ccm.model.events import (EVENT_PROTOCOL, SESSION_START_PROTOCOL, EventRecord, SessionStartEvent, SessionSummary,
+                              TransactionEvent)
+from ccm.session import SessionStore, file_under_refs
 from ccm.session.watch import IN_CREATE, IN_MOVED_TO, DirWatch
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Set, Tuple
+
+    from ccm.session import Event, Recorded
+
+    Loaded = Tuple[int, str, Event]
 
 log = internal("ccm.session")
 _NAME = re.compile(r"^(?:(\d{19,20})-)?([0-9A-Za-z]{27})\.event$")
-Loaded = Tuple[int, str, Event]
 
 # Process-wide on purpose: event files of every store (and every agent worker) must
 # sort in the order they were written, so the clock is shared and locked.
@@ -107,7 +114,7 @@ class DirectoryStore(SessionStore):
                 pass
             check_store(self.directory, must_exist=True)
         self._sweep()
-        start = SessionStartEvent()
+        start = SessionStartEvent(new_ksuid(), now_ns())
         with self._lock:
             self._append(start, start)
         return start

@@ -16,7 +16,11 @@ import struct
 import sys
 import threading
 import weakref
-from typing import Any, List, Optional, Tuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 IN_MOVED_FROM = 0x40
 IN_MOVED_TO = 0x80

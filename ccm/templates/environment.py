@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Mapping, Optional
+from collections.abc import Mapping
 
 from ccm.expr import ExprError
 from ccm.templates import gjson
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional
 
 __all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
 

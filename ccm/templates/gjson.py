@@ -12,7 +12,12 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 __all__ = ["get"]
 

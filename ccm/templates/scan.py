@@ -11,11 +11,18 @@ keeps its native value) and match (``render_match``: Hiera order entries).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import NamedTuple
 
 from ccm.expr import compile_expr
 from ccm.gocompat.fmt import go_sprint
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple, Union
+
+    Part = Union[str, "Expression"]
 
 __all__ = ["Expression", "scan", "has_expressions", "check_template", "functions_called", "render_string",
            "render_typed", "render_match", "render_value"]
@@ -24,9 +31,6 @@ __all__ = ["Expression", "scan", "has_expressions", "check_template", "functions
 class Expression(NamedTuple):
     source: str   # inner text, whitespace-trimmed
     offset: int   # 0-based index of the opener in the scanned text
-
-
-Part = Union[str, Expression]
 
 
 def _skip_quoted(text: str, i: int) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from ccm.model.runner import BASE_PATH, command_search_path, find_command
+from ccm.cmdsearch import command_search_path, find_command
+from ccm.model.runner import BASE_PATH
 from ccm.resources.package.apt import AptFactory
 from ccm.resources.package.dnf import DnfFactory
 from ccm.resources.service import host
@@ -77,7 +78,7 @@ def test_probes_answer_as_a_full_search_after_tools_come_and_go(tmp_path, monkey
     """``on_search_path`` remembers where a tool was found, never what the search said:
     a tool removed, made non-executable or replaced by a directory mid-run is not on
     PATH any more, one installed later is, and another PATH is searched afresh."""
-    from ccm.model.runner import on_search_path
+    from ccm.cmdsearch import on_search_path
 
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()

@@ -7,15 +7,19 @@ import re
 
 import pytest
 
+from ccm.clock import is_ksuid, new_ksuid, now_ns
+from ccm.gocompat.rfc3339 import rfc3339
 from ccm.model.errors import SessionError
-from ccm.model.events import (HealthCheckResult, ResourceState, SessionStartEvent, SessionSummary,
-                              TransactionEvent, is_ksuid, new_ksuid, rfc3339)
+from ccm.model.events import HealthCheckResult, ResourceState, SessionStartEvent, SessionSummary, TransactionEvent
 from ccm.session import MemoryStore
 from ccm.session.directory import DirectoryStore
 
 
 def event(name, **kw):
+    """A new event, stamped as its maker stamps it (``ccm.clock``)."""
     kw.setdefault("requested_ensure", "present")
+    kw.setdefault("event_id", new_ksuid())
+    kw.setdefault("timestamp_ns", now_ns())
     return TransactionEvent(type="file", name=name, provider="posix", **kw)
 
 
@@ -46,27 +50,15 @@ def test_ksuid_shape():
     assert rfc3339(0) == "0001-01-01T00:00:00Z"
 
 
-def test_event_id_is_drawn_when_made_and_encoded_once_when_read(monkeypatch):
-    import ccm.model.events as events
-    from ccm.model.events import EventRecord, _KSUID_EPOCH
+def test_a_given_event_id_is_kept_and_can_be_replaced():
+    from ccm.model.events import EventRecord
 
-    made = 1_700_000_000.0
-    monkeypatch.setattr(events.time, "time", lambda: made)
-    ev = event("a")
-    record = EventRecord(ev)   # copied before anything read the id
-    monkeypatch.setattr(events.time, "time", lambda: made + 3600.0)
-    eid = ev.event_id
-    assert is_ksuid(eid) and record.event_id == eid and ev.event_id == eid
-    # the id's seconds are the event's birth, not the first read's
-    n = 0
-    for c in eid:
-        n = n * 62 + events._B62.index(c)
-    assert n.to_bytes(20, "big")[:4] == int(made - _KSUID_EPOCH).to_bytes(4, "big")
     given = event("b", event_id="2Mx7JmTQgpVXF3m9uCaG3oBrH3v")
-    assert given.event_id == "2Mx7JmTQgpVXF3m9uCaG3oBrH3v" == EventRecord(given).event_id
+    assert given.event_id == "2Mx7JmTQgpVXF3m9uCaG3oBrH3v" == EventRecord(given).event_id == given.record().event_id
     given.event_id = "x"
     assert given.event_id == "x" and given.to_dict()["event_id"] == "x"
     assert event("c").event_id != event("c").event_id
+    assert TransactionEvent("file", "unstamped").to_dict()["event_id"] == ""   # the model draws no id itself
 
 
 def test_memory_store_last_event_and_refresh():
@@ -270,18 +262,19 @@ def test_directory_store_index_sees_other_writers(tmp_path):
 
 
 def test_ksuid_encoding_is_base62_of_time_and_random(monkeypatch):
-    from ccm.model import events
+    from ccm import clock
 
     alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
     for raw in (bytes(16), b"\xff" * 16, bytes(range(16)), os.urandom(16)):
-        monkeypatch.setattr(events, "_random_chunk", lambda raw=raw: raw)
+        monkeypatch.setattr(clock, "random16", lambda raw=raw: raw)
         for ts in (1_400_000_000, 1_735_787_045, 1_400_000_000 + 2**32 - 1):
             n = int.from_bytes((ts - 1_400_000_000).to_bytes(4, "big") + raw, "big")
             digits = ""
             while n:
                 digits = alphabet[n % 62] + digits
                 n //= 62
-            assert events.new_ksuid(ts) == digits.rjust(27, "0")
+            assert clock.new_ksuid(ts) == digits.rjust(27, "0")
+            assert clock.ksuid_text((ts * 10**9 + 999_999_999, raw)) == digits.rjust(27, "0")
 
 
 def test_rfc3339_matches_datetime_formatting():
@@ -378,7 +371,7 @@ def test_directory_store_lists_again_only_after_foreign_changes(tmp_path, monkey
 def test_ksuid_same_encoding_before_and_after_the_pair_table(monkeypatch):
     """The first ids of a process are encoded digit by digit, later ones two digits per
     step from a table: the same ids either way."""
-    from ccm.model import events
+    from ccm import clock
 
     raws = [bytes(16), b"\xff" * 16, bytes(range(16))] + [os.urandom(16) for _ in range(5)]
     ts = 1_735_787_045
@@ -386,15 +379,15 @@ def test_ksuid_same_encoding_before_and_after_the_pair_table(monkeypatch):
     def ids():
         out = []
         for raw in raws:
-            monkeypatch.setattr(events, "_random_chunk", lambda raw=raw: raw)
-            out.append(events.new_ksuid(ts))
+            monkeypatch.setattr(clock, "random16", lambda raw=raw: raw)
+            out.append(clock.new_ksuid(ts))
         return out
 
-    monkeypatch.setattr(events, "_B62_PAIRS", [])
-    monkeypatch.setattr(events, "_ids_made", 0)
+    monkeypatch.setattr(clock, "_PAIRS", [])
+    monkeypatch.setattr(clock, "_encoded", [0])
     digit_by_digit = ids()
-    assert events._B62_PAIRS == []
-    monkeypatch.setattr(events, "_ids_made", events._PAIRS_AFTER)
+    assert clock._PAIRS == []
+    monkeypatch.setattr(clock, "_encoded", [clock._PAIRS_AFTER])
     paired = ids()
-    assert len(events._B62_PAIRS) == 62 * 62
-    assert paired == digit_by_digit and all(events.is_ksuid(i) for i in paired)
+    assert len(clock._PAIRS) == 62 * 62
+    assert paired == digit_by_digit and all(clock.is_ksuid(i) for i in paired)

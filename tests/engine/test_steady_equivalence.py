@@ -13,11 +13,12 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-import re
 
 import pytest
 
 from ccm.apply import load_manifest
+from ccm.model.events import EventRecord, TransactionEvent
+from tests import twins
 from tests.kit_extra import make_manager, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -64,25 +65,14 @@ def _workspace(root):
     return manifest
 
 
-def _normal(root, event):
-    d = event.to_dict()
-    for key in ("event_id", "timestamp", "duration"):
-        d.pop(key)
-    if d.get("status"):
-        d["status"].pop("timestamp")
-        d["status"].get("metadata", {}).pop("mtime", None)
-    return re.sub(str(root), "ROOT", repr(d))
-
-
 def _runs(root):
     manifest = _workspace(root)
     out = []
     for _ in range(2):   # first, then steady
         m = make_manager()
         result = m.execute(load_manifest(str(manifest), m))
-        summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-        text = re.sub(r"runtime=\S+", "", output(m)).replace(str(root), "ROOT")
-        out.append(([_normal(root, e) for e in result.events], summary, text))
+        out.append(([twins.wire(root, e) for e in result.events], twins.summary(result),
+                    twins.log_text(root, output(m))))
     return out
 
 
@@ -111,7 +101,7 @@ def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
     m = make_manager()
     m.session.keep_events = keep
     result = m.execute(load_manifest(str(manifest), m))
-    assert [type(e).__name__ for e in result.events] == ["TransactionEvent" if keep else "EventRecord"] * 12
+    assert [isinstance(e, TransactionEvent if keep else EventRecord) for e in result.events] == [True] * 12
     assert [e.changed for e in result.events].count(True) == 1
 
 
@@ -121,7 +111,6 @@ def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
     m = make_manager()
     parent = m.user_log
     ctx = RunFlow(m, m.single_run()).context("file", "/etc/x")
-    assert "_log" not in ctx.__dict__   # nothing bound until something logs
     eager = parent.bind(type="file", name="/etc/x")
     ctx.log.info("Would have removed file", file="/a")
     eager.info("Would have removed file", file="/a")

@@ -9,7 +9,7 @@ import pytest
 
 import ccm.facts
 from ccm.manager import FactsCache, NoopMetrics
-from ccm.model.lazy import LazyMapping, value_at
+from ccm.lazymap import LazyMapping, value_at
 
 FAMILY = ("host", "info", "platformFamily")
 

@@ -25,9 +25,12 @@ import errno
 import os
 import stat
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.cli.plugins.definition import Definition, PluginError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 SYSTEM_DIR = "/etc/choria/ccm/plugins"
 SUFFIX = "-plugin.yaml"

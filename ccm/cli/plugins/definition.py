@@ -16,9 +16,12 @@ runner (``ccm.cli.plugins.parser``, ``ccm.cli.plugins.runner``).
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
 
 from ccm.model.errors import CCMError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 # App Builder's input types (builder/generic.go inputTypes, plus bool)
 INPUT_TYPES = frozenset({

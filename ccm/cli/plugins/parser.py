@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ccm.cli.common import ArgumentParser
 from ccm.cli.plugins.definition import Command, Definition, Input, PluginError
 from ccm.model.errors import UsageError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 LEAF = "_ccm_plugin_command"
 _INT_BITS = {"int": 64, "integer": 64, "int8": 8, "int16": 16, "int32": 32, "int64": 64}

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Dict, List
 
 from ccm.cli.plugins.definition import Command, Definition, PluginError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List
 
 EXIT_LOCKED = 3
 

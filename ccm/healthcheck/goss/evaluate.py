@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
 
 from ccm.healthcheck.goss import matchers as M
 from ccm.healthcheck.goss import network, system
 from ccm.healthcheck.goss.schema import TYPES, GossType
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 

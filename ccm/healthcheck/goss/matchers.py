@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Tuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 STRING_MATCHERS = ("have-prefix", "have-suffix", "contain-substring", "match-regexp")
 NUMERIC_MATCHERS = ("gt", "ge", "lt", "le")

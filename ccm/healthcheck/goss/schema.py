@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from ccm.model.errors import ValidationError
 from ccm.healthcheck.goss.matchers import (LIST_ARG_MATCHERS, MATCHER_NAMES, NUMERIC_MATCHERS,
                                            STRING_MATCHERS)
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 COMMON = frozenset({"title", "meta", "skip"})
 

@@ -13,7 +13,11 @@ import os
 import pwd
 import socket
 import stat
-from typing import Any, Dict, List, Optional, Tuple
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 _FILETYPES = (
     (stat.S_ISLNK, "symlink"), (stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"),

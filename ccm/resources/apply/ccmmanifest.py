@@ -13,12 +13,15 @@ so the parent's noop, working directory, data, depth, log and chain are never to
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional
 
 from ccm.model.errors import ResourceError
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties, ResourceContext
 from ccm.resources.apply.logic import DEPTH_ERROR, MAX_DEPTH, ChildResult
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional
 
 
 def child_path(name: str, working_dir: Optional[str]) -> str:

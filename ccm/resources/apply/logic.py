@@ -6,11 +6,15 @@ the child's counts; the resource's own state never carries ``noop``.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Tuple
 
+from ccm.clock import now_ns
 from ccm.model.errors import CCMError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Tuple
 
 MAX_DEPTH = 10
 DEPTH_ERROR = f"maximum apply depth of {MAX_DEPTH} exceeded"
@@ -29,7 +33,7 @@ class ChildResult:
     def state(self, name: str) -> ResourceState:
         return ResourceState(type="apply", name=name, ensure="present",
                              extra={"resource_count": self.resource_count, "changed_count": self.changed_count,
-                                    "failed_count": self.failed_count})
+                                    "failed_count": self.failed_count}, timestamp_ns=now_ns())
 
     def failure(self) -> str:
         if not self.failed_count:
@@ -58,7 +62,7 @@ class ApplyLogic(TypeLogic[ApplyProvider]):
     runs_in_health_check_only = True
 
     def status(self, provider: ApplyProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
-        return ResourceState(type="apply", name=props.name, ensure="present")
+        return ResourceState(type="apply", name=props.name, ensure="present", timestamp_ns=now_ns())
 
     def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
         if acted is None:

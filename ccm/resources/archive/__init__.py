@@ -4,11 +4,14 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from typing import Any, Dict
 
 from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, INT, NEVER, STR_MAP, Field, Properties, is_templated
 from ccm.registry import TypeSpec
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 ENSURES = ("present", "absent")
 EXTENSIONS_TEXT = ".zip, .tar.gz, .tgz, or .tar"

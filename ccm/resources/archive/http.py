@@ -13,13 +13,18 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
-from typing import IO, Any, Mapping, Optional
 
+from ccm.clock import now_ns
 from ccm.model.errors import ProviderError
-from ccm.model.events import ResourceState, rfc3339
+from ccm.gocompat.rfc3339 import rfc3339
+from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, IO, Mapping, Optional
 
 ARCHIVE_MODE = 0o644
 EXTRACT_DIR_MODE = 0o755
@@ -46,7 +51,7 @@ class HttpArchiveProvider:
 
     def status(self, path: str, creates: Optional[str] = None) -> ResourceState:
         meta: dict = {"name": path}
-        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta})
+        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
         try:
             st = os.stat(path)
         except FileNotFoundError:

@@ -6,11 +6,14 @@ the archive's owner/group when nothing is downloaded), ``remove`` (ensure absent
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Protocol, Tuple
 
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.ownership import group_matches, owner_matches
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, List, Mapping, Optional, Tuple
 
 
 def _want_checksum(props: Properties) -> str:

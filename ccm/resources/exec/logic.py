@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Protocol, Tuple
 
+from ccm.clock import now_ns
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.model.runner import CommandResult
 from ccm.redact import scrub_text
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
 
 
 def _creates_path(props: Properties) -> Optional[str]:
@@ -39,7 +43,7 @@ class ExecLogic(TypeLogic[ExecProvider]):
     supports_refresh = True
 
     def status(self, provider: ExecProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
-        state = ResourceState(type="exec", name=props.name, ensure="present")
+        state = ResourceState(type="exec", name=props.name, ensure="present", timestamp_ns=now_ns())
         creates = _creates_path(props)
         if creates and os.path.exists(creates):
             state.extra["creates_satisfied"] = True
@@ -102,7 +106,7 @@ class ExecLogic(TypeLogic[ExecProvider]):
 
     def verify(self, provider: ExecProvider, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[ResourceState, bool, str]:
-        state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted})
+        state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted}, timestamp_ns=now_ns())
         creates = _creates_path(props)
         if creates and os.path.exists(creates):
             state.extra["creates_satisfied"] = True

@@ -7,7 +7,6 @@ the child's ``PATH`` (upstream used it as the executable itself).
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, Optional
 
 from ccm.log import internal
 from ccm.model.durations import parse_duration
@@ -16,6 +15,10 @@ from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.exec import split_command
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Mapping, Optional
 
 log = internal("ccm.exec")
 

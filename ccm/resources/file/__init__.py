@@ -1,4 +1,9 @@
-"""The file type: regular files and directories, their content and attributes."""
+"""The file type: regular files and directories, their content and attributes.
+
+Modules: ``logic`` (the pure decision), ``posix`` (the provider: every read and write),
+``observation`` (what ``status`` saw, the contract between them) and ``steady`` (the
+state whose metadata is made when read, behind ``CCM_FILE_STEADY``).
+"""
 from __future__ import annotations
 
 import os
@@ -43,40 +48,6 @@ def validate(props: Properties) -> None:
         mode = props.get("mode")
         if not is_templated(mode):
             parse_mode(mode)
-
-
-# --- what a file provider observed, in the terms the file logic decides from (issue 16) --
-#
-# ``PosixFileProvider.status`` keeps its raw observation in ``ResourceState.raw`` and
-# builds the metadata (names, mode text, RFC 3339 mtime, checksum) only when something
-# reads ``extra``; ``FileLogic.is_desired`` decides a file in its desired state from the
-# raw facts directly (integers and remembered names, no texts formatted).
-#
-# ``raw`` is the tuple ``(st, found, desired, owner, group)``:
-#
-# - ``st``: the ``os.stat_result`` of the file (of the staged file during a write batch);
-# - ``found``: the sha256 hex digest of a regular file's bytes, ``SAME`` when they are
-#   exactly ``desired`` (their digest is made only when read), None for anything else;
-# - ``desired``: what ``status`` was asked to compare the file with: the desired sha256 when
-#   it was given one (a ``source``), else the desired bytes; None: content not managed;
-# - ``owner``, ``group``: the names of ``st_uid`` and ``st_gid`` (the number as text when
-#   it has none), looked up when the state was made, as the metadata shows them.
-
-
-class _Same:
-    """``found`` of a file holding exactly the desired bytes (one object: compared by
-    identity, and copied or pickled as itself)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "SAME"
-
-    def __reduce__(self) -> str:
-        return "SAME"
-
-
-SAME = _Same()
 
 
 TYPE = TypeSpec(

@@ -1,74 +1,26 @@
-"""File decision logic: pure ``plan`` and ``is_desired`` over an observed state."""
+"""File decision logic: pure ``plan`` and ``is_desired`` over what the provider observed.
+
+``status`` asks the provider (``FileProvider``) for a ``FileObservation``: the file as it is,
+with the desired content's bytes or digest and the desired owner and group looked up, so
+the decision (``decide``) compares bytes' outcome, ids and mode bits, all from the
+state's ``FileObservation``. Nothing here reads a file, the user database or a clock, and
+nothing is remembered between resources.
+"""
 from __future__ import annotations
 
-import os
-import stat
-
-from ccm.digest import sha256_hex
 from ccm.model.errors import ResourceError
-from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
-from ccm.resources.file import SAME
-from ccm.resources.ownership import (directory_mode, format_mode, group_matches, id_generation, known_answer,
-                                     known_same_group, known_same_user, owner_matches, parse_mode, remember_answer)
+from ccm.resources.ownership import directory_mode, format_mode, known_mode, parse_mode
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Protocol, Tuple
-else:
-    from ccm.model.lite_typing import Protocol
+    from typing import Any, Dict, List, Optional, Tuple
+
+    from ccm.resources.file.observation import FileObservation
 
 
 def manages_content(props: Properties) -> bool:
     return props["content"] is not None or bool(props.get("source"))
-
-
-def source_path(props: Properties, working_dir: Optional[str]) -> str:
-    src = props.get("source")
-    if not os.path.isabs(src):
-        src = os.path.join(working_dir or os.getcwd(), src)
-    return os.path.normpath(src)
-
-
-def source_checksum(props: Properties, working_dir: Optional[str]) -> Optional[str]:
-    """The sha256 of the ``source`` file (``status`` hashes ``content`` itself), None without one."""
-    return source_bytes_and_checksum(props, working_dir)[1] if props.get("source") else None
-
-
-SOURCE_COMPARED = 1 << 16   # a source up to this size is also handed to status, to compare the file with
-
-
-def source_bytes_and_checksum(props: Properties, working_dir: Optional[str]) -> Tuple[Optional[bytes], str]:
-    """The ``source`` file's bytes (None from ``SOURCE_COMPARED`` bytes on: not kept) and
-    their sha256, read by plain reads (no buffered file object: a steady run reads every
-    source)."""
-    from ccm.digest import sha256
-    from ccm.readfile import ReadError, open_regular
-
-    path = source_path(props, working_dir)
-    try:
-        fd = open_regular(path, "source")
-        try:
-            size = os.fstat(fd).st_size
-            h = sha256(size_hint=size)
-            data: Optional[bytes] = os.read(fd, size + 1) if size < SOURCE_COMPARED else None
-            if data is not None:
-                h.update(data)
-                if len(data) > size:   # it grew since the fstat: not compared
-                    data = None
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                h.update(chunk)
-                data = None
-        finally:
-            os.close(fd)
-    except ReadError as exc:
-        raise ResourceError(str(exc)) from None
-    except OSError as exc:
-        raise ResourceError(f"cannot read source {path}: {exc.strerror or exc}") from None
-    return data, str(h.hexdigest())
 
 
 def desired_mode(props: Properties) -> int:
@@ -76,53 +28,7 @@ def desired_mode(props: Properties) -> int:
     return directory_mode(mode) if props.ensure == "directory" else mode
 
 
-# desired_mode_text's answers for string modes (a run has a handful), of files and directories
-_file_mode_texts: Dict[str, str] = {}
-_dir_mode_texts: Dict[str, str] = {}
-
-
-def desired_mode_text(props: Properties) -> str:
-    """``format_mode(desired_mode(props))``, remembered for a string mode."""
-    values = props.values
-    mode = values.get("mode")
-    texts = _dir_mode_texts if values.get("ensure") == "directory" else _file_mode_texts
-    if type(mode) is str:
-        text = texts.get(mode)
-        if text is not None:
-            return text
-    text = format_mode(desired_mode(props))
-    if type(mode) is str and len(texts) < 256:
-        texts[mode] = text
-    return text
-
-
-_UNSET = object()
 _STABLE = Plan()   # the plan of every resource in its desired state (a Plan is never changed once made)
-DIFF_READ_LIMIT = 1 << 20     # files larger than this get no line counts or diff in noop
-
-
-def _read_bounded(path: str, limit: int = DIFF_READ_LIMIT) -> Optional[bytes]:
-    """A regular file's bytes (never through a symlink), or None when absent/too large/odd."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    finally:
-        os.close(fd)
 
 
 def _text(data: Optional[bytes]) -> Optional[str]:
@@ -134,16 +40,12 @@ def _text(data: Optional[bytes]) -> Optional[str]:
         return None
 
 
-def content_change(props: Properties, path: str, working_dir: Optional[str]) -> Dict[str, Any]:
-    """What a content change would be (noop): ``added``/``removed`` line counts and the
-    unified ``diff`` text, or ``binary``; nothing when either side cannot be read."""
+def content_change(path: str, old: Optional[bytes], new: Optional[bytes]) -> Dict[str, Any]:
+    """What a content change from ``old`` to ``new`` would be (noop): ``added``/``removed``
+    line counts and the unified ``diff`` text, or ``binary``; nothing when either side is
+    unknown (None: absent, too large or not a regular file)."""
     import difflib
 
-    old = _read_bounded(path)
-    if props["content"] is not None:
-        new: Optional[bytes] = str(props["content"]).encode("utf-8")
-    else:
-        new = _read_bounded(source_path(props, working_dir))
     if old is None or new is None:
         return {}
     old_text, new_text = _text(old), _text(new)
@@ -156,80 +58,84 @@ def content_change(props: Properties, path: str, working_dir: Optional[str]) -> 
     return {"added": added, "removed": removed, "diff": diff}
 
 
-def _desired_checksum(state: ResourceState) -> Any:
-    """The sha256 the file's content must have, ``_UNSET`` when its content is not managed."""
-    raw = state.raw
-    if raw is None:
-        return state.internal.get("desired_checksum", _UNSET)
-    desired = raw[2]
-    if desired is None:
-        return _UNSET
-    return sha256_hex(desired) if type(desired) is bytes else desired
-
-
-def _holds_desired(state: ResourceState) -> bool:
-    """Whether the file holds the desired content (True when its content is not managed)."""
-    raw = state.raw
-    if raw is not None and raw[1] is SAME:
-        return True
-    wanted = _desired_checksum(state)
-    return wanted is _UNSET or state.metadata.get("checksum", "") == wanted
-
-
-def _answer_key(props: Properties, state: ResourceState) -> Any:
-    """The key of ``is_desired``'s remembered answer for a file whose raw facts show the
-    content as desired: (st_mode, observed owner and group, desired ensure, owner, group,
-    mode); st_mode holds the file type (so the observed ensure) and the mode bits. None
-    when the facts do not tell (no raw facts, other content, an attribute not set or not
-    hashable)."""
-    raw = state.raw
-    if raw is None:
-        return None
-    st, found, desired, observed_owner, observed_group = raw
-    if not (found is SAME or desired is None or found == desired
-            or (type(found) is str and type(desired) is bytes and found == sha256_hex(desired))):
-        return None
-    values = props.values
-    try:
-        key = (st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"], values["group"],
-               values["mode"])
-        hash(key)
-    except (KeyError, TypeError):
-        return None
-    return key
-
-
-def _remembered_match(key: Tuple[Any, ...]) -> bool:
-    """Whether ``is_desired``'s key (st_mode, observed owner and group, desired attributes)
-    of a file it found as desired matches by remembered answers alone (so the match holds
-    for as long as they are remembered)."""
-    _st_mode, observed_owner, observed_group, _ensure, owner, group, mode = key
-    return type(owner) is str and type(group) is str and type(mode) is str \
-        and (observed_owner == owner or known_same_user((observed_owner, owner)) is True) \
-        and (observed_group == group or known_same_group((observed_group, group)) is True)
-
-
 def _is_sensitive(props: Properties) -> bool:
-    """Content that must never be shown (a redacted field, or data marked sensitive)."""
+    """Content that must never be shown (a redacted field)."""
     for f in props.fields:
         if f.key in ("content", "source") and f.redact is not None:
             return True
-    return bool(getattr(props, "sensitive_fields", None))
+    return False
+
+
+def _same_owner(state: FileObservation, owner: Any) -> bool:
+    """The file's owner is ``owner``: the same name, or the id ``owner`` names here."""
+    st = state.stat
+    return state.owner == owner or (st is not None and state.uid is not None and st.st_uid == state.uid)
+
+
+def _same_group(state: FileObservation, group: Any) -> bool:
+    st = state.stat
+    return state.group == group or (st is not None and state.gid is not None and st.st_gid == state.gid)
+
+
+def _mode_bits(state: FileObservation) -> int:
+    return -1 if state.stat is None else state.stat.st_mode & 0o777
+
+
+def decide(props: Properties, state: FileObservation) -> Tuple[bool, str]:
+    """Whether the file is as ``props`` want it, from the observed fields alone: the first
+    difference, or none (``FileLogic.is_desired`` and ``plan``)."""
+    values = props.values
+    try:   # values.get(...) for each (what props.get gives): all are set on a resource that is not absent
+        want, owner, group, given = values["ensure"] or "", values["owner"], values["group"], values["mode"]
+    except KeyError:
+        want, owner, group, given = (values.get("ensure") or "", values.get("owner"), values.get("group"),
+                                     values.get("mode"))
+    have = state.ensure
+    if want == "absent":
+        return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
+    if have != want:
+        return False, f"ensure mismatch: state={have} requested={want}"
+    if want != "directory" and not state.same and state.managed and not state.holds_desired():
+        return False, (f"content checksum mismatch: state={state.file_checksum() or ''} "
+                       f"requested={state.desired_checksum()}")
+    st = state.stat
+    assert st is not None   # present or a directory: stat
+    if state.owner != owner and (state.uid is None or st.st_uid != state.uid):   # _same_owner, inline
+        return False, f"owner mismatch: state={state.owner} requested={owner}"
+    if state.group != group and (state.gid is None or st.st_gid != state.gid):
+        return False, f"group mismatch: state={state.group} requested={group}"
+    mode = known_mode((str, given)) if type(given) is str else None
+    if mode is None:
+        mode = parse_mode(given)
+    if want == "directory":
+        mode = directory_mode(mode)
+    if st.st_mode & 0o777 != mode:
+        return False, f"mode mismatch: state={state.mode_text()} requested={format_mode(mode)}"   # desired_mode
+    return True, ""
 
 
 class FileProvider(Protocol):
     """What a file provider (``posix``) offers this logic; failures raise ``ProviderError``.
 
-    ``status`` reports ensure ``present``/``directory``/``absent`` with metadata ``owner``,
-    ``group``, ``mode``, ``mtime``, ``size`` and the content checksum (given the desired
-    ``content`` or its ``checksum``, it may compare the file's bytes with them instead of
-    hashing it, and keep its raw facts in ``state.raw``: see ``ccm.resources.file``);
-    ``store`` writes atomically.
+    ``status`` reports the path as a ``FileObservation`` (``ccm.resources.file.observation``):
+    ensure ``present``/``directory``/``absent``, metadata ``owner``, ``group``, ``mode``,
+    ``mtime``, ``size`` and the content checksum; given the desired ``content`` or its
+    ``checksum`` it may compare the file's bytes with them instead of hashing it, given
+    the desired ``owner``/``group`` it looks up the ids they name. ``source_path``,
+    ``read_source`` and ``read_bounded`` read the other files the logic needs; ``store``
+    writes atomically.
     """
 
     name: str
 
-    def status(self, path: str, content: Optional[bytes] = None, checksum: str = "") -> ResourceState: ...
+    def status(self, path: str, content: Optional[bytes] = None, checksum: str = "", owner: Optional[str] = None,
+               group: Optional[str] = None) -> FileObservation: ...
+
+    def source_path(self, source: str, working_dir: Optional[str]) -> str: ...
+
+    def read_source(self, source: str, working_dir: Optional[str]) -> Tuple[Optional[bytes], str]: ...
+
+    def read_bounded(self, path: str, limit: int = ...) -> Optional[bytes]: ...
 
     def create_directory(self, path: str, mode: int, owner: str, group: str) -> None: ...
 
@@ -241,12 +147,14 @@ class FileProvider(Protocol):
     def remove(self, path: str, *, force: bool = False) -> None: ...
 
 
-def _refuse_special(props: Properties, state: ResourceState) -> None:
+_S_IFMT, _S_IFREG = 0o170000, 0o100000   # stat.S_IFMT / S_IFREG
+
+
+def _refuse_special(props: Properties, state: FileObservation) -> None:
     """A FIFO, socket or device where content is to be written is never replaced by a
     regular file (a directory is not either): ``/dev/null`` must not become a file. Its
-    attributes alone may still be managed; ``ensure: absent`` removes it. (Only a regular
-    file has a checksum in the metadata ``status`` reports.)"""
-    if "checksum" not in state.metadata:
+    attributes alone may still be managed; ``ensure: absent`` removes it."""
+    if state.stat is not None and state.stat.st_mode & _S_IFMT != _S_IFREG:
         raise ResourceError(f"{props.name} exists and is not a regular file (a FIFO, socket or device); "
                             f"cannot manage its content (remove it first with ensure: absent)")
 
@@ -254,35 +162,40 @@ def _refuse_special(props: Properties, state: ResourceState) -> None:
 class FileLogic(TypeLogic[FileProvider]):
     stateless = True   # one instance serves every resource (TypeSpec.new_logic)
 
-    def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> ResourceState:
+    def status(self, provider: FileProvider, props: Properties, ctx: ResourceContext) -> FileObservation:
         values = props.values
-        content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
-        if ensure == "absent" or ensure == "directory":
+        try:   # values.get(...) for each: all are set on a file resource with content
+            content, ensure, name, owner, group = (values["content"], values["ensure"], values["name"],
+                                                   values["owner"], values["group"])
+        except KeyError:
+            content, ensure, name = values.get("content"), values.get("ensure"), values.get("name") or ""
+            owner, group = values.get("owner"), values.get("group")
+        if ensure == "absent":
             return provider.status(name)
+        if ensure == "directory":
+            return provider.status(name, None, "", owner, group)
+        data: Optional[bytes] = None
         if content is not None:   # the provider compares the file with it instead of hashing the file
             data = content.encode() if type(content) is str else str(content).encode("utf-8")   # utf-8 either way
-            state = provider.status(name, data)
-            if state.raw is None:   # a provider without raw facts: the checksum to compare with
-                state.internal["desired_checksum"] = sha256_hex(data)
+            state = provider.status(name, data, "", owner, group)
         elif not values.get("source"):
-            return provider.status(name)
+            return provider.status(name, None, "", owner, group)
         else:
-            small, wanted = source_bytes_and_checksum(props, ctx.working_dir)
-            state = provider.status(name, small, wanted)   # compared with the bytes, not hashed, when small
-            if state.raw is None:
-                state.internal["desired_checksum"] = wanted
-        if ctx.noop and state.ensure == "present" and not _holds_desired(state):
-            change = content_change(props, name, ctx.working_dir)
+            small, wanted = provider.read_source(values["source"], ctx.working_dir)
+            state = provider.status(name, small, wanted, owner, group)   # compared with the bytes when small
+        if ctx.noop and state.ensure == "present" and not state.holds_desired():
+            if data is None:
+                data = provider.read_bounded(provider.source_path(values["source"], ctx.working_dir))
+            change = content_change(name, provider.read_bounded(name), data)
             if _is_sensitive(props):
                 change.pop("diff", None)
                 change["sensitive"] = True
             state.internal["content_change"] = change
         return state
 
-    def _attribute_changes(self, props: Properties, state: ResourceState) -> List[str]:
-        meta = state.metadata
+    def _attribute_changes(self, props: Properties, state: FileObservation) -> List[str]:
         changes: List[str] = []
-        if state.ensure == props.ensure and not _holds_desired(state):
+        if state.ensure == props.ensure and not state.holds_desired():
             change = state.internal.get("content_change") or {}
             if change.get("binary"):
                 changes.append("would change content (binary)")
@@ -290,64 +203,20 @@ class FileLogic(TypeLogic[FileProvider]):
                 changes.append(f"would change content (+{change['added']} -{change['removed']} lines)")
             else:
                 changes.append("would change content")
-        if not owner_matches(meta.get("owner", ""), props.get("owner")):
-            changes.append(f"would change owner {meta.get('owner', '') or '?'} -> {props.get('owner')}")
-        if not group_matches(meta.get("group", ""), props.get("group")):
-            changes.append(f"would change group {meta.get('group', '') or '?'} -> {props.get('group')}")
-        wanted_mode = desired_mode_text(props)
-        if meta.get("mode") != wanted_mode:
-            changes.append(f"would change mode {meta.get('mode', '') or '?'} -> {wanted_mode}")
+        if not _same_owner(state, props.get("owner")):
+            changes.append(f"would change owner {state.owner or '?'} -> {props.get('owner')}")
+        if not _same_group(state, props.get("group")):
+            changes.append(f"would change group {state.group or '?'} -> {props.get('group')}")
+        wanted_mode = desired_mode(props)
+        if _mode_bits(state) != wanted_mode:
+            changes.append(f"would change mode {state.mode_text() or '?'} -> {format_mode(wanted_mode)}")
         return changes
 
-    def is_desired(self, props: Properties, state: ResourceState, acted: Any = None) -> Tuple[bool, str]:
-        key = _answer_key(props, state)
-        if key is not None and known_answer(key):   # the provider's raw facts told it: desired
-            return True, ""
-        generation = id_generation()
-        answer = self._decide(props, state)
-        if answer[0] and key is not None and _remembered_match(key):
-            remember_answer(key, True, generation)
-        return answer
+    def is_desired(self, props: Properties, state: FileObservation, acted: Any = None) -> Tuple[bool, str]:
+        return decide(props, state)
 
-    def _decide(self, props: Properties, state: ResourceState) -> Tuple[bool, str]:
-        """``is_desired`` from the state's ensure and metadata: the first difference, or none."""
-        values = props.values
-        want, have = values.get("ensure") or "", state.ensure
-        if want == "absent":
-            return (True, "") if have == "absent" else (False, f"file still exists (ensure={have})")
-        if have != want:
-            return False, f"ensure mismatch: state={have} requested={want}"
-        meta = state.metadata
-        if want != "directory":
-            wanted = _desired_checksum(state)
-            if wanted is not _UNSET and meta.get("checksum", "") != wanted:
-                return False, f"content checksum mismatch: state={meta.get('checksum', '')} requested={wanted}"
-        # remembered answers first, each saving a call: owner_matches, group_matches, desired_mode_text
-        owner: Any = values.get("owner")   # what props.get("owner") gives
-        observed = meta.get("owner", "")
-        if observed != owner and not (known_same_user((observed, owner)) or owner_matches(observed, owner)):
-            return False, f"owner mismatch: state={observed} requested={owner}"
-        group: Any = values.get("group")
-        observed = meta.get("group", "")
-        if observed != group and not (known_same_group((observed, group)) or group_matches(observed, group)):
-            return False, f"group mismatch: state={observed} requested={group}"
-        wanted_mode = desired_mode_text(props)
-        if meta.get("mode") != wanted_mode:
-            return False, f"mode mismatch: state={meta.get('mode', '')} requested={wanted_mode}"
-        return True, ""
-
-    def plan(self, props: Properties, state: ResourceState, refresh: bool = False) -> Plan:
-        raw = state.raw
-        if raw is not None and raw[1] is SAME:   # a steady file: is_desired's remembered answer, read here
-            st, _found, _desired, observed_owner, observed_group = raw
-            values = props.values
-            try:
-                if known_answer((st.st_mode, observed_owner, observed_group, values["ensure"], values["owner"],
-                                 values["group"], values["mode"])):   # _answer_key's key
-                    return _STABLE
-            except (KeyError, TypeError):
-                pass
-        ok, reason = self.is_desired(props, state)
+    def plan(self, props: Properties, state: FileObservation, refresh: bool = False) -> Plan:
+        ok, reason = decide(props, state)
         if ok:
             return _STABLE
         want, have = props.ensure, state.ensure
@@ -390,7 +259,7 @@ class FileLogic(TypeLogic[FileProvider]):
             if props["content"] is not None:
                 content = str(props["content"]).encode("utf-8")
             elif props.get("source"):
-                source = source_path(props, ctx.working_dir)
+                source = provider.source_path(props.get("source"), ctx.working_dir)
             else:
                 content = b""
             provider.store(name, content=content, source=source, owner=props.get("owner"),

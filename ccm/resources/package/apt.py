@@ -12,7 +12,8 @@ and is queried again after any change. Not: a repository manager; never runs
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.clock import now_ns
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
@@ -46,10 +47,10 @@ def parse_dpkg_query(pkg: str, stdout: str, exit_code: int) -> ResourceState:
     if exit_code != 0 or len(fields) != 4 or status != "installed":
         meta = {"name": pkg, "version": "absent", "provider": "apt",
                 "extended": {"status": status or "unknown"}}
-        return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
+        return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
     meta = {"name": fields[0], "version": fields[1], "arch": fields[2], "provider": "apt",
             "extended": {"status": status}}
-    return ResourceState(type="package", name=pkg, ensure=fields[1], extra={"metadata": meta})
+    return ResourceState(type="package", name=pkg, ensure=fields[1], extra={"metadata": meta}, timestamp_ns=now_ns())
 
 
 def parse_dpkg_query_all(stdout: str) -> Dict[str, List[str]]:

@@ -11,9 +11,10 @@ is queried again after any change. Not: a repository manager.
 """
 from __future__ import annotations
 
+from ccm.clock import now_ns
 from ccm.lazyre import LazyPattern
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
@@ -40,7 +41,7 @@ CACHE_KEY = "dnf:rpm-qa"
 
 def absent_state(pkg: str) -> ResourceState:
     meta = {"name": pkg, "version": "absent", "provider": "dnf", "extended": {}}
-    return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta})
+    return ResourceState(type="package", name=pkg, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
 
 
 def parse_rpm_q(pkg: str, stdout: str, exit_code: int, stderr: str = "") -> ResourceState:
@@ -56,7 +57,7 @@ def parse_rpm_q(pkg: str, stdout: str, exit_code: int, stderr: str = "") -> Reso
     name, epoch, version, release, arch = m.groups()
     meta = {"name": name, "version": f"{version}-{release}", "arch": arch, "provider": "dnf",
             "extended": {"epoch": epoch, "release": release}}
-    state = ResourceState(type="package", name=pkg, ensure=version, extra={"metadata": meta})
+    state = ResourceState(type="package", name=pkg, ensure=version, extra={"metadata": meta}, timestamp_ns=now_ns())
     state.internal["versions"] = [version, f"{version}-{release}", f"{epoch}:{version}-{release}"]
     return state
 

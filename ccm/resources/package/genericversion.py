@@ -7,7 +7,11 @@ tokens case-insensitively; when one token list runs out, the whole strings decid
 from __future__ import annotations
 
 import re
-from typing import List
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 _TOKEN = re.compile(r"[-.]|\d+|[^-.\d]+")
 

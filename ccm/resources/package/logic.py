@@ -8,11 +8,9 @@ when nothing newer exists.
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Protocol, Tuple
-else:
-    from ccm.model.lite_typing import Protocol
+    from typing import Any, Callable, List, Optional, Tuple
 
 from ccm.model.errors import ResourceError, ValidationError
 from ccm.model.events import ResourceState

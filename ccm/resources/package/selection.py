@@ -5,17 +5,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping   # isinstance: much cheaper than typing's alias
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Mapping, Tuple
 
+from ccm.cmdsearch import on_search_path
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
-from ccm.model.runner import on_search_path
 
 
 def on_path(tool: str) -> bool:
-    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    """Found by the runner's own lookup rule (``ccm.cmdsearch.find_command``)."""
     return on_search_path(tool)
 
 

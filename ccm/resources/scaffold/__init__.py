@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict
 
 from ccm.model.errors import ValidationError
 from ccm.model.resource import ANY_MAP, BOOL, NEVER, POST_LIST, Field, Properties, is_templated
 from ccm.registry import TypeSpec
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 ENSURES = ("present", "absent")
 ENGINES = ("go", "jet")

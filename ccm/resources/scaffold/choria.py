@@ -29,15 +29,19 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ccm import fsafe
+from ccm.clock import now_ns
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.redact import scrub_text
 from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 XATTR = "user.ccm.scaffold"
 POST_TIMEOUT = 300.0
@@ -350,7 +354,7 @@ class ChoriaScaffoldProvider:
         if stable:
             meta["stable"] = stable
         meta["engine"] = job.engine
-        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta})
+        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def remove(self, target: str, files: Sequence[str]) -> None:
         """Delete ``files``, then the directories they leave empty (never ``target``

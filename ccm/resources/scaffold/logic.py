@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from typing import Any, Dict, Mapping, Protocol, Sequence, Tuple
 
 from ccm.model.errors import ResourceError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.scaffold import delimiters
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Sequence, Tuple
 
 _VARIABLE_NAMES = ("Facts", "Data", "Environ", "WorkingDir")
 

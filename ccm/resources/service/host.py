@@ -3,9 +3,13 @@ and the text of a failed service command."""
 from __future__ import annotations
 
 import os
-from typing import Optional
 
-from ccm.model.runner import CommandResult, find_command
+from ccm.cmdsearch import find_command
+from ccm.model.runner import CommandResult
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def last_line(text: str) -> str:
@@ -26,7 +30,7 @@ def command_problem(res: CommandResult, summary: str) -> Optional[str]:
 
 
 def which(tool: str) -> Optional[str]:
-    """Found by the runner's own lookup rule (``ccm.model.runner.find_command``)."""
+    """Found by the runner's own lookup rule (``ccm.cmdsearch.find_command``)."""
     return find_command(tool)
 
 

@@ -8,12 +8,15 @@ event is then marked refreshed.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Protocol, Tuple
 
 from ccm.model.errors import ValidationError
 from ccm.model.events import ResourceState
 from ccm.model.resource import Plan, Properties, ResourceContext, TypeLogic
 from ccm.resources.service import check_ensure, check_name
+from ccm.typing_guard import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 MESSAGES = {
     "restart": "Would have restarted via subscribe",

@@ -30,8 +30,8 @@ last stderr line explains a desired-state error.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ccm.clock import now_ns
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
@@ -39,6 +39,10 @@ from ccm.model.provider import Manageable, ProviderFactory, RunCache
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 ACTIVE = {"active": True, "reloading": True, "inactive": False, "failed": False, "activating": False,
           "deactivating": False}
@@ -209,7 +213,7 @@ class SystemdProvider:
                 enabled = parse_is_enabled(service, res.stdout, res.exit_code, res.stderr)
         meta = {"name": service, "provider": self.name, "enabled": enabled, "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
-                             extra={"metadata": meta})
+                             extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def _act(self, verb: str, service: str) -> Optional[str]:
         # no reload check here: the flow always reads the status (which does it) first

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, List, Mapping, Optional, Sequence
 
+from ccm.clock import now_ns
 from ccm.locks import service_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
@@ -32,6 +32,10 @@ from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.service import host
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Mapping, Optional, Sequence
 
 INIT_DIR = "/etc/init.d"
 RC_ROOT = "/etc"
@@ -117,7 +121,7 @@ class SysvProvider:
                                 + (f": {detail}" if detail else ""))
         meta = {"name": service, "provider": self.name, "enabled": self.is_enabled(service), "running": running}
         return ResourceState(type="service", name=service, ensure="running" if running else "stopped",
-                             extra={"metadata": meta})
+                             extra={"metadata": meta}, timestamp_ns=now_ns())
 
     def _script_action(self, verb: str, service: str) -> Optional[str]:
         with self.lock.hold(f"{self.init_dir}/{service} {verb}"):

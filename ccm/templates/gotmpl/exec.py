@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
 from ccm.templates.engine_util import signature as _signature
@@ -12,6 +12,10 @@ from ccm.templates.gotmpl.lexer import _lex, _Src
 from ccm.templates.gotmpl.parser import _Parser
 from ccm.templates.gotmpl.tree import _Action, _Branch, _Command, _LoopControl, _Operand, _Pipeline, _TemplateCall
 from ccm.templates.gotmpl.values import _NO_FINAL, MISSING, GoTemplateError, _arg, _go_type, truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 class _Break(Exception):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import urllib.parse
-from typing import Any, Callable, Dict, List, Tuple
-
 from ccm.gocompat.fmt import go_print, go_println, go_sprint, go_sprintf
 from ccm.templates.gotmpl.values import MISSING, FuncError, _go_type, truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Tuple
 
 
 _FuncError = FuncError

@@ -13,11 +13,15 @@ functions swallow some errors: ``toJson`` gives ``""``, ``regexMatch`` gives fal
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from ccm.gocompat.gotypes import GoValue, StringMap, type_name
 from ccm.gocompat.time import GoTime
 from ccm.templates.gotmpl.values import MISSING, FuncError
+from typing import NamedTuple
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 # spec letter -> Go type name
 TYPES = {"s": "string", "i": "int", "u": "uint32", "f": "float64", "b": "bool", "a": "interface {}",

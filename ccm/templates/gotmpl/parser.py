@@ -1,7 +1,6 @@
 """Go template parsing: token lists -> the tree of ``tree`` nodes, plus ``define``s."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ccm.templates.gotmpl.lexer import _T_TEXT, _Src, _Tok
 from ccm.templates.gotmpl.tree import (
@@ -14,6 +13,10 @@ from ccm.templates.gotmpl.tree import (
     _Pipeline,
     _TemplateCall,
 )
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 
 class _Parser:

@@ -10,11 +10,14 @@ standard library cannot do (bcrypt, key and certificate generation, AES) and
 """
 from __future__ import annotations
 
-from typing import Dict
 
 from ccm.templates.gotmpl import sprig_case, sprig_convert, sprig_crypto, sprig_dates, sprig_defaults, sprig_lists, \
     sprig_math, sprig_misc, sprig_strings
 from ccm.templates.gotmpl.gofunc import GoFunc, table
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Dict
 
 __all__ = ["SPRIG", "ROWS"]
 

@@ -8,10 +8,13 @@ word splitting of ``snakecase`` follows xstrings (``HTTPServer`` -> ``http_serve
 from __future__ import annotations
 
 import unicodedata
-from typing import List
 
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.sprig_strings import GO_SPACE
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 
 def go_upper(s: str) -> str:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Callable
 
 from ccm.gocompat.fmt import go_sprint
 from ccm.gocompat.gotypes import Int64
 from ccm.gocompat.strconv import atoi, parse_float, parse_int
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.sprig_strings import wrap64
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _MIN64 = -(1 << 63)
 

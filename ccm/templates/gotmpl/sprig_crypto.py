@@ -9,10 +9,13 @@ dependency.
 """
 from __future__ import annotations
 
-from typing import Callable
 
 from ccm.templates.gotmpl.gofunc import Row, refused
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Callable
 
 _NO_CRYPTO = "Python's standard library has no {what}; generate it outside the template and pass it in as data"
 

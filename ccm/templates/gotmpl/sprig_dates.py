@@ -10,7 +10,6 @@ leaves the time unchanged on a bad one (``mustDateModify`` fails).
 """
 from __future__ import annotations
 
-from typing import Any
 
 from ccm.gocompat import time as gotime
 from ccm.gocompat.duration import HOUR, MINUTE, SECOND, Duration, DurationError, parse_duration
@@ -20,6 +19,10 @@ from ccm.gocompat.time import GoTime
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.sprig_strings import wrap64
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _as_time(v: Any) -> GoTime:

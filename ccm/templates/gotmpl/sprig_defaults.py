@@ -10,13 +10,16 @@ from ``add``, ``time.Time`` ...).
 """
 from __future__ import annotations
 
-from typing import Any
 
 from ccm.gocompat import json as gojson
 from ccm.gocompat.gotypes import kind_name, type_name
 from ccm.templates.gotmpl.gofunc import Row, returns
 from ccm.templates.gotmpl.sprig_lists import deep_equal, empty
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _json_key(k: Any) -> str:

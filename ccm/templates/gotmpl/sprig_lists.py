@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List
 
 from ccm.gocompat.duration import Duration
 from ccm.gocompat.fmt import go_key_order
@@ -20,6 +19,10 @@ from ccm.templates.gotmpl.gofunc import Row, returns
 from ccm.templates.gotmpl.sprig_convert import to_int
 from ccm.templates.gotmpl.sprig_strings import strval
 from ccm.templates.gotmpl.values import FuncError, truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 _NIL_DEREF = "runtime error: invalid memory address or nil pointer dereference"
 

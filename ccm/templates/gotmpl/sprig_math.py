@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Context, Decimal, DivisionByZero, InvalidOperation, localcontext
-from typing import Any, Callable, List
 
 from ccm.gocompat.gotypes import Int64, IntList
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.sprig_convert import to_float, to_int
 from ccm.templates.gotmpl.sprig_strings import wrap64
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, List
 
 
 def _i64(n: int) -> Int64:

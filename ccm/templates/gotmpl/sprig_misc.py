@@ -12,12 +12,15 @@ the ``must`` ones with the compile error; ``regexMatch`` of a bad pattern is fal
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List
 
 from ccm.gocompat.gotypes import StringList
 from ccm.gocompat.strconv import quote
 from ccm.templates.gotmpl.gofunc import Row, refused, returns
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List
 
 
 # -- regex ------------------------------------------------------------------------------

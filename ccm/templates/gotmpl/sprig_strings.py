@@ -8,7 +8,6 @@ non-ASCII text around the spaces they touch; ours work on characters.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List
 
 from ccm.gocompat.fmt import go_sprint
 from ccm.gocompat.gotypes import StringList, StringMap
@@ -16,6 +15,10 @@ from ccm.gocompat.strconv import quote
 from ccm.gocompat.strings import split_n
 from ccm.templates.gotmpl.gofunc import Row
 from ccm.templates.gotmpl.values import FuncError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, List
 
 # unicode.IsSpace
 GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \

@@ -1,7 +1,11 @@
 """Go template parse-tree nodes (operands, commands, pipelines, actions, branches)."""
 from __future__ import annotations
 
-from typing import Any, List, Optional
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Optional
 
 
 class _Operand:

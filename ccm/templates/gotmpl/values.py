@@ -1,10 +1,13 @@
 """Go template's error type, the invalid value and text/template's truthiness rule."""
 from __future__ import annotations
 
-from typing import Any, Optional
 
 from ccm.gocompat.fmt import go_type_name, is_number
 from ccm.model.errors import TemplateError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 
 class GoTemplateError(TemplateError):

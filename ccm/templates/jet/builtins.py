@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import json as _json
 import urllib.parse
-from typing import Any, Dict, List
 
 from ccm.gocompat.fmt import go_sprint
 from ccm.templates.jet.values import MISSING, _go_type
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 
 class _Isset:

@@ -1,11 +1,14 @@
 """Jet lexing: template text -> text chunks and action token lists."""
 from __future__ import annotations
 
-from typing import Any, List, Tuple
 
 from ccm.gocompat.strconv import EscapeError, decode_go_escapes
 from ccm.templates.engine_util import Source, scan_quoted
 from ccm.templates.jet.values import _WS, JetError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, List, Tuple
 
 
 class _Src(Source):

@@ -1,12 +1,15 @@
 """Jet expression and statement nodes; expressions evaluate themselves against a runtime."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_sprint, is_number
 from ccm.templates.jet.values import MISSING, _go_type, _truth
+from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
+
     from ccm.templates.jet.runtime import _Runtime
 
 

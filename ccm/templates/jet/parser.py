@@ -1,7 +1,6 @@
 """Jet parsing: token lists -> expression and statement trees."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ccm.templates.jet.lexer import _FIELD, _IDENT, _NUM, _OP, _STR, _Src, _Tok
 from ccm.templates.jet.nodes import (
@@ -29,6 +28,10 @@ from ccm.templates.jet.nodes import (
     _Unary,
     _Yield,
 )
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 _KEYWORDS = {"if", "else", "end", "range", "try", "catch", "include", "block", "yield",
              "return", "import", "extends", "content"}

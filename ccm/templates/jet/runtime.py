@@ -1,7 +1,7 @@
 """Jet execution: statements run against scopes, output collected; ``render_jet``."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
 from ccm.templates.engine_util import signature as _signature
@@ -24,6 +24,10 @@ from ccm.templates.jet.nodes import (
 )
 from ccm.templates.jet.parser import _Parser
 from ccm.templates.jet.values import MISSING, JetError, _go_type, _truth
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 class _JetErrorValue:

@@ -1,10 +1,13 @@
 """Jet's error type, the invalid value and Jet's truthiness rule (shared by every stage)."""
 from __future__ import annotations
 
-from typing import Any
 
 from ccm.gocompat.fmt import go_type_name, is_number
 from ccm.model.errors import TemplateError
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class JetError(TemplateError):

@@ -8,11 +8,13 @@ import stat
 
 import pytest
 
+from types import SimpleNamespace
+
 from ccm.model.errors import ResourceError, ValidationError
-from ccm.model.events import ResourceState
 from ccm.registry import default_registry
 from ccm.resources import properties as P
 from ccm.resources.file.logic import FileLogic
+from ccm.resources.file.observation import FileObservation
 from tests import fakes
 
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -29,10 +31,19 @@ def props(**values):
     return p
 
 
-def observed(ensure, **meta):
-    base = {"owner": ME, "group": MYGROUP, "mode": "0644"}
-    base.update(meta)
-    return ResourceState(type="file", name="/x", ensure=ensure, extra={"metadata": base})
+OTHER_ID = 54321   # the id of a user and group named "nobody-else"
+
+
+def observed(ensure, owner=ME, group=MYGROUP, mode="0644", checksum=None, desired_sum=""):
+    """What status would report for ``/x``, its owner and group given by name, the desired
+    ones (``props``' default, ``ME``/``MYGROUP``) looked up as the provider does."""
+    st = None
+    if ensure != "absent":
+        kind = stat.S_IFDIR if ensure == "directory" else stat.S_IFREG
+        st = SimpleNamespace(st_mode=kind | int(mode, 8), st_uid=os.getuid() if owner == ME else OTHER_ID,
+                             st_gid=os.getgid() if group == MYGROUP else OTHER_ID, st_size=1, st_mtime_ns=1)
+    return FileObservation("/x", ensure, 1, st, owner if st else "", group if st else "", checksum, False, None,
+                           desired_sum, os.getuid(), os.getgid())
 
 
 # --- pure logic ------------------------------------------------------------------------
@@ -52,10 +63,7 @@ def observed(ensure, **meta):
 ])
 def test_plan_table(want, have, meta, actions, message):
     p = props(name="/x", **want)
-    state = observed(have, **meta)
-    if "content" in want and have != "absent":
-        state.internal["desired_checksum"] = "abc"
-    plan = FileLogic().plan(p, state)
+    plan = FileLogic().plan(p, observed(have, **meta))
     assert plan.actions == actions
     assert plan.noop_message == message
 
@@ -72,9 +80,7 @@ def test_plan_refuses_to_replace_directory_with_file():
 ])
 def test_is_desired_reasons(meta, reason):
     p = props(name="/x", ensure="present", content="x")
-    state = observed("present", **meta)
-    state.internal["desired_checksum"] = "new"
-    assert FileLogic().is_desired(p, state) == (False, reason)
+    assert FileLogic().is_desired(p, observed("present", desired_sum="new", **meta)) == (False, reason)
 
 
 @pytest.mark.parametrize("values,message", [

@@ -1,5 +1,5 @@
-"""The file status step compares a file with the desired bytes instead of hashing it
-(issue 16): every outcome must equal a plain sha256 of what the file holds."""
+"""A file's checksum when its status compares it with the desired bytes instead of hashing
+it: every outcome equals a plain sha256 of what the file holds."""
 from __future__ import annotations
 
 import hashlib

@@ -1,5 +1,5 @@
-"""The remembered owner/group/mode answers (issue 16) equal what a fresh lookup gives,
-only ever hold answers from resolved ids, and are forgotten when a run starts."""
+"""Owner, group and mode lookups answer what a fresh lookup gives, remember only answers
+from resolved ids, and are forgotten when a run starts."""
 from __future__ import annotations
 
 import grp
@@ -109,3 +109,26 @@ def test_a_missing_user_or_group_is_upstreams_lookup_error():
     with pytest.raises(ProviderError) as err:
         resolve_ids("root", "no-such-group-ccm")
     assert str(err.value) == 'could not lookup group "no-such-group-ccm": no such group'
+
+
+def test_a_lookup_found_before_a_clear_is_not_stored_after_it(monkeypatch):
+    """A run starting in another thread (``clear_id_cache``) while a lookup is under way:
+    what was found from the old run's view is not remembered into the new one."""
+    def user_of_then_clear(uid):
+        name = pwd.getpwuid(uid).pw_name
+        ownership.clear_id_cache()
+        return name
+
+    monkeypatch.setattr(ownership, "_user_of", user_of_then_clear)
+    assert ownership.user_name(os.getuid()) == ME
+    assert ownership._ids.user == {}
+    monkeypatch.undo()
+    assert ownership.user_name(os.getuid()) == ME and ownership._ids.user == {os.getuid(): ME}
+
+
+def test_numeric_ids_are_themselves_and_remembered_for_the_run():
+    assert ownership.uid_for("0") == 0 and ownership.known_uid("0") == 0
+    assert ownership.gid_for(str(os.getgid())) == os.getgid() == ownership.known_gid(str(os.getgid()))
+    assert ownership.uid_for("no-such-user-ccm") is None and ownership.known_uid("no-such-user-ccm") is None
+    ownership.clear_id_cache()
+    assert ownership.known_uid("0") is None

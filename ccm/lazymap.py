@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-TYPE_CHECKING = False
+from ccm.typing_guard import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterator, Optional, Tuple
-
-    _StrMapping = Mapping[str, Any]
-else:
-    _StrMapping = Mapping
 
 
 def value_at(tree: Any, path: Tuple[str, ...]) -> Any:
@@ -27,7 +24,7 @@ def value_at(tree: Any, path: Tuple[str, ...]) -> Any:
     return tree
 
 
-class LazyMapping(_StrMapping):
+class LazyMapping(Mapping[str, "Any"]):   # "Any": typing is for the type checker only
     def __init__(self, loader: Callable[[], Dict[str, Any]],
                  probe: Optional[Callable[[Tuple[str, ...]], Any]] = None):
         self._loader = loader
