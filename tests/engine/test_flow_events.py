@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from ccm import clock
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from ccm.model.events import EventRecord, TransactionEvent
 from ccm.resources import flowevents
 from ccm.resources.flowevents import LazyEvent, LazyRecord, plain_event
@@ -69,7 +69,7 @@ def _runs(root, keep):
     for _ in range(2):   # first, then steady
         m = make_manager()
         m.session.keep_events = keep
-        result = execute(m, load_manifest(str(manifest), m))
+        result = m.execute(load_manifest(str(manifest), m))
         kept = [re.sub(str(root), "ROOT", repr((isinstance(e, TransactionEvent), e.type, e.name, e.alias, e.changed,
                                                e.failed, e.skipped, e.noop, list(e.errors), list(e.unmet_requirements))))
                 for e in result.events]

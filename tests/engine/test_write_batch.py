@@ -24,7 +24,7 @@ from ccm.apply import load_manifest
 from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
 from ccm.resources.file.posix import PosixFileProvider
-from tests.engine.test_steady_equivalence import _normal   # an event's wire dict without ids and times
+from tests import twins   # an event's wire form without ids and times
 from tests.kit_extra import make_manager, output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -108,10 +108,8 @@ def test_batched_runs_equal_the_direct_sink(tmp_path, monkeypatch, fail_on_error
         for _ in range(2):   # first, then steady
             m = make_manager()
             result = m.execute(load_manifest(str(path), m))
-            text = re.sub(r"runtime=\S+", "", output(m)).replace(str(work), "W")
-            summary = {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
-            outcomes.append(([_normal(work, e) for e in result.events], summary, text, result.terminated,
-                             _tree(work / "d")))
+            outcomes.append(([twins.wire(work, e) for e in result.events], twins.summary(result),
+                             twins.log_text(work, output(m)), result.terminated, _tree(work / "d")))
         runs[setting] = outcomes
         commits[setting] = list(syncs)
     for phase in (0, 1):

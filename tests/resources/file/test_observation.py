@@ -14,6 +14,8 @@ import threading
 
 import pytest
 
+from ccm.model.errors import ResourceError
+
 from ccm.gocompat.rfc3339 import rfc3339
 from ccm.model.errors import ValidationError
 from ccm.model.resource import Plan
@@ -236,7 +238,10 @@ def test_decisions_are_the_plain_reading_of_the_metadata(tmp_path, ensure, conte
                     state = logic.status(PosixFileProvider(), props, _Ctx())
                     want = _plain_decision(props, _plain_metadata(paths[kind]), state.ensure, desired_sum)
                     assert logic.is_desired(props, state) == want, values
-                    if kind != "directory" or ensure == "directory":
+                    if kind == "fifo" and ensure == "present" and content is not None and not want[0]:
+                        with pytest.raises(ResourceError, match="is not a regular file"):
+                            logic.plan(props, state)   # never replaced by a regular file (issue 24)
+                    elif kind != "directory" or ensure == "directory":
                         assert logic.plan(props, state).stable == want[0], values
 
 
@@ -272,7 +277,7 @@ def test_a_staged_file_is_decided_as_from_its_metadata(tmp_path):
             state = logic.status(provider, props, _Ctx())
             assert isinstance(state.checksum, str) and not state.same
             assert logic.is_desired(props, state)[0] == (content == f"new {i}" and mode == "0640")
-    batch.flush(False)
+    batch.commit(False)
 
 
 def test_a_forgotten_lookup_is_asked_again(tmp_path):

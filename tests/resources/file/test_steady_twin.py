@@ -16,7 +16,7 @@ import pwd
 import subprocess
 import sys
 
-from ccm.apply import execute, load_manifest
+from ccm.apply import load_manifest
 from ccm.resources.file import steady
 from tests import twins
 from tests.kit_extra import make_manager, output
@@ -88,8 +88,7 @@ def _runs(root, capsys):
     out = []
     for noop in (True, False, False, True):   # noop before anything changed, first, steady, noop when steady
         m = make_manager(noop=noop)
-        m.show_diff = noop
-        result = execute(m, load_manifest(str(manifest), m))
+        result = m.execute(load_manifest(str(manifest), m), diff=noop)
         text = twins.log_text(root, output(m) + capsys.readouterr().out)   # and the diffs
         out.append(([twins.wire(root, e) for e in result.events], twins.summary(result), text, _files(root)))
     return out
