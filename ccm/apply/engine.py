@@ -67,17 +67,24 @@ DIFF_MAX_LINE_CHARS = 400
 
 
 def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
-    """``--diff``: the unified diff of a file content change in noop, capped in size; never
-    for sensitive content (no diff is computed then) or binary content."""
+    """``--diff``: the unified diff of a file content change (noop: the change a real run
+    would make; a real run: the change it made), capped in size; never for binary content,
+    and for sensitive content (no diff is computed then) one line saying it was withheld."""
     state = event.status
-    if not event.noop or state is None or ulog.quiet:
+    if state is None or ulog.quiet or not (event.noop or event.changed):
         return
-    change = state.internal.get("content_change") or {}
-    lines = change.get("diff")
-    if not lines:
+    change = state.internal.get("content_change")
+    if not change:
         return
     import sys
 
+    if change.get("sensitive"):
+        sys.stdout.write(f"diff of {event.ref} withheld: its content holds @sensitive data\n")
+        sys.stdout.flush()
+        return
+    lines = change.get("diff")
+    if not lines:
+        return
     shown = [ln.rstrip("\n") for ln in lines[:DIFF_MAX_LINES]]
     shown = [ln if len(ln) <= DIFF_MAX_LINE_CHARS else ln[:DIFF_MAX_LINE_CHARS] + "..." for ln in shown]
     if len(lines) > DIFF_MAX_LINES:

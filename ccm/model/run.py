@@ -148,7 +148,7 @@ class Run:
     to the manifest of a nested run and to ``healthcheck`` in health-check-only runs).
     ``cache``: the prefetch cache of the top-level run (None for single resources).
     ``sink``: where the run's file writes go. ``diff``: print the unified diff of each
-    file content change in noop. ``publisher``: hears the events and the end.
+    file content change (in noop: the one a real run would make). ``publisher``: hears the events and the end.
     ``depth``/``chain``: nesting level and the manifest paths from the top-level run to
     this one. ``source``: the manifest as logs show it ("" for a single resource).
     ``parent``: the run a nested run runs in (None at the top).

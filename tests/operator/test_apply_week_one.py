@@ -1,0 +1,93 @@
+"""Issue 25 "Apply and validate" (part A) and the issue 24 sensitive diff, through the real ``ccm``."""
+from __future__ import annotations
+
+import os
+
+from tests.operator.helpers import ccm
+
+
+def _manifest(tmp_path, body, data=""):
+    m = tmp_path / "m.yaml"
+    m.write_text(data + "ccm:\n  resources:\n" + body)
+    return m
+
+
+def _file(path, content, **extra):
+    text = (f"    - file:\n        name: {path}\n        ensure: present\n        content: {content!r}\n"
+            .replace("'", '"'))
+    text += "        owner: root\n        group: root\n        mode: '0644'\n"
+    return text + "".join(f"        {k}: {v}\n" for k, v in extra.items())
+
+
+# --- 1. --diff on a real apply -------------------------------------------------------------
+
+def test_diff_on_a_real_apply_shows_the_change_it_made(tmp_path):
+    f = tmp_path / "app.conf"
+    f.write_text("port=80\nworkers=2\n")
+    os.chmod(f, 0o644)
+    m = _manifest(tmp_path, _file(f, "port=8080\nworkers=2\n"))
+    r = ccm(tmp_path, "apply", "--diff", str(m))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f.read_text() == "port=8080\nworkers=2\n"
+    assert f"--- {f}\n" in r.stdout and "-port=80\n" in r.stdout and "+port=8080\n" in r.stdout
+    # stable on the second run: nothing to show
+    r = ccm(tmp_path, "apply", "--diff", str(m))
+    assert r.returncode == 0 and "@@" not in r.stdout
+
+
+def test_real_apply_diff_is_capped_and_refuses_binary(tmp_path):
+    big = tmp_path / "big.conf"
+    big.write_text("".join(f"old {i}\n" for i in range(500)))
+    os.chmod(big, 0o644)
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"\x00\x01binary\xff")
+    dst = tmp_path / "dst.bin"
+    dst.write_bytes(b"\x00\x02other\xfe")
+    os.chmod(dst, 0o644)
+    body = _file(big, "".join(f"new {i}\n" for i in range(500)))
+    body += (f"    - file:\n        name: {dst}\n        ensure: present\n        source: {src}\n"
+             "        owner: root\n        group: root\n        mode: '0644'\n")
+    r = ccm(tmp_path, "apply", "--diff", str(_manifest(tmp_path, body)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "diff cut at 200 of" in r.stdout and r.stdout.count("\n+new ") < 200
+    assert dst.read_bytes() == src.read_bytes()
+    assert "\x00" not in r.stdout and f"--- {dst}" not in r.stdout
+
+
+def test_real_apply_without_diff_prints_none(tmp_path):
+    f = tmp_path / "app.conf"
+    f.write_text("a\n")
+    os.chmod(f, 0o644)
+    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, _file(f, "b\n"))))
+    assert r.returncode == 0 and "@@" not in r.stdout
+
+
+# --- 2. (issue 24) no diff of content from # @sensitive data ------------------------------
+
+SENSITIVE = "data:\n  # @sensitive\n  password: NEWSECRET1\n"
+
+
+def _sensitive(tmp_path):
+    f = tmp_path / "app.conf"
+    f.write_text("password=OLDSECRET0\n")
+    os.chmod(f, 0o644)
+    return f, _manifest(tmp_path, _file(f, "password={{ Data.password }}\n"), SENSITIVE)
+
+
+def test_noop_diff_of_sensitive_content_is_withheld(tmp_path):
+    f, m = _sensitive(tmp_path)
+    r = ccm(tmp_path, "apply", "--noop", "--diff", str(m))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OLDSECRET0" not in r.stdout + r.stderr and "NEWSECRET1" not in r.stdout + r.stderr
+    assert "@@" not in r.stdout and "password=" not in r.stdout
+    withheld = [ln for ln in r.stdout.splitlines() if "withheld" in ln]
+    assert withheld == [f"diff of file#{f} withheld: its content holds @sensitive data"], r.stdout
+
+
+def test_real_diff_of_sensitive_content_is_withheld(tmp_path):
+    f, m = _sensitive(tmp_path)
+    r = ccm(tmp_path, "apply", "--diff", str(m))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f.read_text() == "password=NEWSECRET1\n"
+    assert "OLDSECRET0" not in r.stdout + r.stderr and "@@" not in r.stdout
+    assert f"diff of file#{f} withheld: its content holds @sensitive data" in r.stdout
