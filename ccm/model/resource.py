@@ -75,7 +75,7 @@ COMMON_FIELDS: Tuple[Field, ...] = (
     Field("ensure"),
     Field("provider"),
     Field("health_checks", HEALTH_CHECKS),
-    Field("require", STR_LIST, template=NEVER),
+    Field("require", STR_LIST),   # rendered at load, as subscribe is
     Field("control", CONTROL, template=NEVER),
     Field("register_when_stable", REGISTRATIONS),
 )

@@ -91,3 +91,31 @@ def test_real_diff_of_sensitive_content_is_withheld(tmp_path):
     assert f.read_text() == "password=NEWSECRET1\n"
     assert "OLDSECRET0" not in r.stdout + r.stderr and "@@" not in r.stdout
     assert f"diff of file#{f} withheld: its content holds @sensitive data" in r.stdout
+
+
+# --- 3. a templated require is rendered as subscribe is, and checked at load ---------------
+
+def _dir(path):
+    return (f"    - file:\n        name: \"{path}\"\n        ensure: directory\n"
+            "        owner: root\n        group: root\n        mode: '0755'\n")
+
+
+def test_templated_require_is_rendered(tmp_path):
+    d = tmp_path / "d"
+    body = _dir("{{ Data.dir }}") + _file(d / "x", "x\n", require='["file#{{ Data.dir }}"]')
+    m = _manifest(tmp_path, body, f"data:\n  dir: {d}\n")
+    r = ccm(tmp_path, "apply", str(m))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (d / "x").read_text() == "x\n"
+
+
+def test_templated_require_is_checked_at_load(tmp_path):
+    d = tmp_path / "d"
+    body = _file(d / "x", "x\n", require='["file#{{ Data.dir }}"]') + _dir("{{ Data.dir }}")
+    m = _manifest(tmp_path, body, f"data:\n  dir: {d}\n")
+    for command in ("validate", "apply"):
+        r = ccm(tmp_path, command, str(m))
+        assert r.returncode == 1, (command, r.stdout + r.stderr)
+        assert (f"require: 'file#{d}' names a resource not declared earlier in this manifest "
+                "(it is declared later, as resource 2: move it before this one)") in r.stdout + r.stderr
+    assert not d.exists()
