@@ -119,3 +119,26 @@ def test_templated_require_is_checked_at_load(tmp_path):
         assert (f"require: 'file#{d}' names a resource not declared earlier in this manifest "
                 "(it is declared later, as resource 2: move it before this one)") in r.stdout + r.stderr
     assert not d.exists()
+
+
+# --- 4. --quiet says nothing of a resource skipped by its own control ----------------------
+
+def test_quiet_is_silent_about_control_skips(tmp_path):
+    import json
+
+    skipped = tmp_path / "skipped"
+    made = tmp_path / "made"
+    body = (_file(skipped, "x\n") + "        control:\n          if: 'false'\n" + _file(made, "x\n"))
+    m = _manifest(tmp_path, body)
+    last = tmp_path / "last.json"
+    r = ccm(tmp_path, "--quiet", "apply", "--last-run", str(last), str(m))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skipped" not in r.stdout + r.stderr
+    assert f"file#{made} changed" in r.stdout   # changes are still reported
+    assert json.loads(last.read_text())["resources"]["skipped"] == 1
+    r = ccm(tmp_path, "--quiet", "apply", str(m))   # stable now: nothing at all
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
+    # without --quiet the line is as before
+    r = ccm(tmp_path, "apply", str(m))
+    assert f" WARN  file#{skipped} skipped ensure=present runtime=" in r.stdout
+    assert "Skipped Resources: 1" in r.stdout
