@@ -142,3 +142,22 @@ def test_quiet_is_silent_about_control_skips(tmp_path):
     r = ccm(tmp_path, "apply", str(m))
     assert f" WARN  file#{skipped} skipped ensure=present runtime=" in r.stdout
     assert "Skipped Resources: 1" in r.stdout
+
+
+# --- 5. template('x.tmpl') of an existing file is refused, never rendered as its name ------
+
+def test_template_of_a_file_with_another_extension_fails(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "app.tmpl").write_text("port={{ Data.port }}\n")
+    (tmp_path / "templates" / "app.templ").write_text("port={{ Data.port }}\n")
+    bad, good = tmp_path / "bad.conf", tmp_path / "good.conf"
+    body = "".join(_file(path, "X").replace('"X"', f'"{{{{ template(\'{arg}\') }}}}"') for path, arg in (
+        (bad, "templates/app.tmpl"), (good, "templates/app.templ"), (tmp_path / "inline.conf", "not/a/file.tmpl")))
+    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body, "data:\n  port: 80\n")))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert not bad.exists()
+    assert (f'file#{bad} failed ensure=present' in r.stdout
+            and 'template: "templates/app.tmpl" names a file, but template() reads only files ending .templ '
+                '(rendered as {{ }}) or .jet (rendered as Jet)' in r.stdout), r.stdout
+    assert good.read_text() == "port=80\n"
+    assert (tmp_path / "inline.conf").read_text() == "not/a/file.tmpl"   # no such file: text, as upstream
