@@ -161,3 +161,34 @@ def test_template_of_a_file_with_another_extension_fails(tmp_path):
                 '(rendered as {{ }}) or .jet (rendered as Jet)' in r.stdout), r.stdout
     assert good.read_text() == "port=80\n"
     assert (tmp_path / "inline.conf").read_text() == "not/a/file.tmpl"   # no such file: text, as upstream
+
+
+# --- 6. hiera data without a top-level data: key: one warning naming the source -----------
+
+NO_DATA_WARNING = "hiera source has no top-level data key, so its keys (x, y) are ignored: put them under data:"
+
+
+def test_hiera_source_without_data_key_warns(tmp_path):
+    from tests.httpfixture import Server
+
+    h = tmp_path / "h.yaml"
+    h.write_text("x: 1\ny: 2\n")
+    r = ccm(tmp_path, "hiera", "parse", str(h))
+    assert r.returncode == 0 and r.stdout.strip() == "{}"
+    lines = [ln for ln in r.stderr.splitlines() if "data key" in ln]
+    assert len(lines) == 1 and NO_DATA_WARNING in lines[0] and f"source={h}" in lines[0], r.stderr
+    # a --hiera source of a run, and an http:// one, alike
+    m = _manifest(tmp_path, _file(tmp_path / "out", "x\n"))
+    r = ccm(tmp_path, "apply", "--hiera", str(h), str(m))
+    assert r.returncode == 0 and NO_DATA_WARNING in r.stderr, r.stderr
+    with Server() as server:
+        server.route("/h.yaml", body=b"x: 1\ny: 2\n")
+        r = ccm(tmp_path, "hiera", "parse", server.url("/h.yaml"))
+    assert r.returncode == 0 and NO_DATA_WARNING in r.stderr and "/h.yaml" in r.stderr, r.stderr
+    # with data: (or only hierarchy/overrides), nothing to say
+    h.write_text("data:\n  x: 1\n")
+    r = ccm(tmp_path, "hiera", "parse", str(h))
+    assert r.returncode == 0 and "data key" not in r.stderr and '"x": 1' in r.stdout
+    h.write_text("hierarchy:\n  order: [default]\n")
+    r = ccm(tmp_path, "hiera", "parse", str(h))
+    assert r.returncode == 0 and r.stderr == ""
