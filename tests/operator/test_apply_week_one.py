@@ -192,3 +192,42 @@ def test_hiera_source_without_data_key_warns(tmp_path):
     h.write_text("hierarchy:\n  order: [default]\n")
     r = ccm(tmp_path, "hiera", "parse", str(h))
     assert r.returncode == 0 and r.stderr == ""
+
+
+# --- 7. the summary's Run Time is the wall time of the run ---------------------------------
+
+def _run_time_ms(out):
+    from ccm.model.durations import parse_duration_ns
+
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("Run Time:"))
+    return parse_duration_ns(line.split(":", 1)[1].strip()) / 1e6
+
+
+def test_run_time_is_the_wall_time_of_a_short_run(tmp_path):
+    body = "    - exec:\n        name: nap\n        command: /bin/sleep 0.3\n"
+    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert 300 <= _run_time_ms(r.stdout) < 5000, r.stdout
+
+
+def test_run_time_is_the_wall_time_of_an_interrupted_run(tmp_path):
+    import signal
+    import time
+
+    from tests.operator.helpers import spawn, wait_for
+
+    mark = tmp_path / "started"
+    body = (f"    - exec:\n        name: first\n        command: /bin/sleep 0.2\n"
+            f"    - exec:\n        name: long\n        command: \"/bin/sh -c 'touch {mark}; sleep 300'\"\n")
+    proc = spawn(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    try:
+        assert wait_for(mark.exists), "the long command never started"
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, out + err
+    assert _run_time_ms(out) >= 1700, out
