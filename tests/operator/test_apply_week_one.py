@@ -231,3 +231,44 @@ def test_run_time_is_the_wall_time_of_an_interrupted_run(tmp_path):
             proc.wait()
     assert proc.returncode == 143, out + err
     assert _run_time_ms(out) >= 1700, out
+
+
+# --- 8. errors inside a bundle name the bundle and member, never the temp dir --------------
+
+def _bundle(tmp_path, name, files):
+    import tarfile
+
+    src = tmp_path / (name + ".src")
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    out = tmp_path / name
+    with tarfile.open(out, "w:gz") as tar:
+        tar.add(src / "site", arcname="site")
+    return out
+
+
+def test_bundle_errors_name_the_bundle_and_member(tmp_path):
+    target = tmp_path / "out"
+    broken = _bundle(tmp_path, "broken.tgz", {"site/manifest.yaml": "ccm:\n  resources:\n    - file:\n"
+                                                                   "        name: x\n      ensure: [\n"})
+    bad = _bundle(tmp_path, "bad.tgz", {"site/manifest.yaml": f"ccm:\n  resources:\n    - file:\n"
+                                                            f"        name: {target}\n        ensure: bogus\n"})
+    missing = _bundle(tmp_path, "missing.tgz", {
+        "site/manifest.yaml": "ccm:\n  resources:\n    - apply:\n        name: child.yaml\n",
+        "site/child.yaml": "ccm:\n  resources:\n" + _file(target, "{{ readFile('nope.txt') }}").replace(
+            "\"{{ readFile(\"nope.txt\") }}\"", "\"{{ readFile('nope.txt') }}\"")})
+    expected = {
+        broken: f"invalid YAML: {broken}!/site/manifest.yaml:6:1: did not find expected node content",
+        bad: f"{bad}!/site/manifest.yaml: invalid manifest resource 1 (file#{target}): ensure: invalid ensure",
+        missing: f"working dir: \"{missing}!/site\": open {missing}!/site/nope.txt: no such file or directory",
+    }
+    for bundle, words in expected.items():
+        for command in ("apply", "validate") if bundle is not missing else ("apply",):
+            r = ccm(tmp_path, command, str(bundle))
+            out = r.stdout + r.stderr
+            assert r.returncode == 1, out
+            assert words in out, (command, out)
+            assert "manifest-" not in out and "/bundle/" not in out, out
+    r = ccm(tmp_path, "apply", str(missing))
+    assert f"Executing manifest manifest=child.yaml manifest={missing}!/site/child.yaml" in r.stdout, r.stdout
