@@ -49,8 +49,8 @@ def _outcome(event: TransactionEvent) -> Tuple[int, str]:
     level, word = _LEVEL_WORD.get(flags) or _level_word(*flags)
     alias = event.alias   # event.label, in the same f-string as the word (once per resource)
     if alias:
-        if alias.isprintable():
-            return level, f"{event.type}#{alias} (alias) {word}"
+        if alias.isprintable() and event.name.isprintable():
+            return level, f"{event.type}#{alias} ({event.name}) {word}"
     elif event.name.isprintable():
         return level, f"{event.type}#{event.name} {word}"
     return level, f"{_label(event)} {word}"
@@ -127,7 +127,7 @@ def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
             last = target(stream)
         alias = event.alias
         if alias:
-            line = (f"{last[2][level]}{event.type}#{alias} (alias) {word} ensure={ensure} runtime={runtime}"
+            line = (f"{last[2][level]}{event.type}#{alias} ({event.name}) {word} ensure={ensure} runtime={runtime}"
                     f" provider={provider}\n")
         else:
             line = f"{last[2][level]}{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} provider={provider}\n"

@@ -272,3 +272,15 @@ def test_bundle_errors_name_the_bundle_and_member(tmp_path):
             assert "manifest-" not in out and "/bundle/" not in out, out
     r = ccm(tmp_path, "apply", str(missing))
     assert f"Executing manifest manifest=child.yaml manifest={missing}!/site/child.yaml" in r.stdout, r.stdout
+
+
+# --- 9. the log line of an aliased resource shows the alias and the path -------------------
+
+def test_alias_lines_show_the_path(tmp_path):
+    f = tmp_path / "app.conf"
+    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, _file(f, "x\n", alias="appconf"))))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f" WARN  file#appconf ({f}) changed ensure=present runtime=" in r.stdout, r.stdout
+    body = "    - exec:\n        name: /bin/false\n        alias: fails\n"
+    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    assert r.returncode == 1 and " ERROR exec#fails (/bin/false) failed ensure=present" in r.stdout, r.stdout
