@@ -137,6 +137,10 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
             raise ManifestError(f"{path}: ccm.{k} must be a string")
     if ccm_block.get("resources") is not None and ccm_block.get("resources_jet_file"):
         raise ManifestError(f"{path}: jet_file and resources cannot be used together")
+    if ccm_block.get("resources") is None and not ccm_block.get("resources_jet_file"):
+        found = "ccm has no resources" if "ccm" in doc else "it has no ccm key"
+        raise ManifestError(f"{path}: a manifest must contain ccm.resources, the list of resources to manage "
+                            f"({found})")
     return doc, text
 
 

@@ -284,3 +284,20 @@ def test_alias_lines_show_the_path(tmp_path):
     body = "    - exec:\n        name: /bin/false\n        alias: fails\n"
     r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body)))
     assert r.returncode == 1 and " ERROR exec#fails (/bin/false) failed ensure=present" in r.stdout, r.stdout
+
+
+# --- 10. a manifest without ccm.resources says that it must have them ----------------------
+
+def test_manifest_without_ccm_key_says_what_it_needs(tmp_path):
+    cases = {"data:\n  x: 1\n": "it has no ccm key", "": "it has no ccm key",
+             "ccm:\n  fail_on_error: true\n": "ccm has no resources", "ccm:\n": "ccm has no resources"}
+    m = tmp_path / "m.yaml"
+    for text, found in cases.items():
+        m.write_text(text)
+        for command in ("apply", "validate"):
+            r = ccm(tmp_path, command, str(m))
+            out = r.stdout + r.stderr
+            assert r.returncode == 1, out
+            assert (f"{m}: a manifest must contain ccm.resources, the list of resources to manage ({found})"
+                    in out), (text, command, out)
+            assert "schema validation" not in out and "None is not of type" not in out
