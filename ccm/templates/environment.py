@@ -178,6 +178,8 @@ def _refuse_file_name(source: str, wd: Optional[str]) -> None:
     mistake, never a template: rendering it would write the name in place of the file."""
     if not source or len(source) > 4096 or "\n" in source or "{{" in source:
         return
+    if "/" not in source and "." not in source:   # a word, not a path ("yes", "web")
+        return
     full = source if os.path.isabs(source) else os.path.join(wd or os.getcwd(), source)
     if os.path.isfile(full):
         raise ExprError(f'template: "{source}" names a file, but template() reads only files ending .templ '
