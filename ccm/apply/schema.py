@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 PLACEHOLDER = "ccmplaceholder"
 ENV_PLACEHOLDER = "PLACEHOLDER=x"
-_NOT_TEMPLATED = {"require", "control", "register_when_stable"}
+_NOT_TEMPLATED = {"control", "register_when_stable"}
 
 
 def schema_path(name: str) -> str:

@@ -156,6 +156,22 @@ def load_document(
     return document, text
 
 
+_HIERA_KEYS = ("data", "hierarchy", "overrides")
+
+
+def _warn_without_data(document: Mapping, name: str) -> None:
+    """A source whose top-level keys are data (``x: 1``) without a ``data:`` key above them
+    resolves to nothing: only ``data``, ``hierarchy`` and ``overrides`` are read. Said in
+    one line naming the source (a file, ``kv://`` or ``http(s)://`` value alike)."""
+    if "data" in document:
+        return
+    stray = [str(k) for k in document if k not in _HIERA_KEYS]
+    if stray:
+        shown = ", ".join(stray[:5]) + (f" and {len(stray) - 5} more" if len(stray) > 5 else "")
+        log.warning(f"hiera source has no top-level data key, so its keys ({shown}) are ignored: "
+                    "put them under data:", extra={"kv": {"source": name}})
+
+
 def resolve_source(
     source: str,
     facts: Mapping,
@@ -179,6 +195,7 @@ def resolve_source(
             return Resolution(data={}, rules=[])
         raise
     name = source_name(source, cwd)
+    _warn_without_data(document, redact_url(name))
     result = resolve(document, facts, source_text=text, source_name=name, data_overrides=data_overrides)
     if validate:
         validate_rules(result.rules, result.data, source_name=name)

@@ -73,6 +73,18 @@ def test_kv_hiera_source(nats_server, nats_env, tmp_path):
     assert (r.returncode, r.stdout) == (0, '{\n  "port": 8080\n}\n'), r.stderr
 
 
+def test_kv_hiera_source_without_data_key_warns(nats_server, nats_env, tmp_path):
+    """Issue 25: keys with no ``data:`` above them are ignored, and ccm says so, naming the key."""
+    data = tmp_path / "flat.yaml"
+    data.write_text("port: 8080\n")
+    assert ccm(["kv", "put", "HIERA", "flat", str(data)], nats_env).returncode == 0
+    r = ccm(["hiera", "parse", "kv://HIERA/flat"], nats_env)
+    assert (r.returncode, r.stdout) == (0, "{}\n"), r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "data key" in ln]
+    assert len(lines) == 1 and "source=kv://HIERA/flat" in lines[0], r.stderr
+    assert "hiera source has no top-level data key, so its keys (port) are ignored: put them under data:" in lines[0]
+
+
 def test_obj_put_apply_get_rm(nats_server, nats_env, tmp_path):
     target = tmp_path / "from-obj.txt"
     manifest = (f"ccm:\n  resources:\n    - file:\n        - {target}:\n            ensure: present\n"

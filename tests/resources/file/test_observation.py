@@ -37,6 +37,7 @@ KINDS = ["same", "other", "longer", "empty", "directory", "fifo"]
 
 class _Ctx:
     noop = False
+    diff = False
     working_dir = None
 
 
