@@ -96,12 +96,12 @@ def test_the_view_probes_through_its_owner_until_resolved():
 
 def test_the_package_tie_is_broken_without_gathering_every_fact(dirs, monkeypatch):
     from ccm.resources.package import apt, dnf
-    from tests.kit_extra import make_manager
+    from tests import kit
 
     monkeypatch.setattr(apt, "on_path", lambda t: True)
     monkeypatch.setattr(dnf, "on_path", lambda t: True)
     for family, want in (("rhel", "dnf"), ("debian", "apt")):
-        m = make_manager()
+        m = kit.manager()
         props = m.prepare("package", {"name": "zsh", "ensure": "present"})   # (a template environment: facts)
         m._facts_cache = FactsCache(None, {"host": {"info": {"platformFamily": family}}}, NoopMetrics())   # --fact
         assert m.registry.select("package", m.facts_view(), props).name == want

@@ -136,7 +136,7 @@ def test_no_diff_for_sensitive_content(tmp_path):
     from ccm.resources.file.logic import FileLogic
     from ccm.resources.file.posix import PosixFileProvider
     from ccm.runner import SubprocessRunner
-    from tests import fakes
+    from tests import kit
 
     target = tmp_path / "secret.conf"
     target.write_text("password=old\n")
@@ -147,7 +147,7 @@ def test_no_diff_for_sensitive_content(tmp_path):
     fields = tuple(f.replace(redact=lambda v: "******") if f.key == "content" else f
                    for f in plain.fields)
     secret = Properties("file", dict(plain.values), fields)
-    log = fakes.manager().user_log
+    log = kit.manager(log_level=None).user_log
     ctx = ResourceContext(noop=True, working_dir=str(tmp_path), log=log, runner=SubprocessRunner())
     provider = PosixFileProvider(SubprocessRunner())
     shown = FileLogic().status(provider, plain, ctx).internal["content_change"]
