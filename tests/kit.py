@@ -57,8 +57,14 @@ def clean_env(home: Any = None, *, xdg: Any = None, inherit: bool = True, **extr
     return env
 
 
+def bare_env(home: Any = "/nonexistent", **extra: Any) -> Dict[str, str]:
+    """``clean_env(home, inherit=False, ...)``: ``PATH`` and nothing else of the caller's
+    (the per-test cache and lock directories aside); ``HOME`` nowhere unless given."""
+    return clean_env(home, inherit=False, **extra)
+
+
 def ccm(*args: Any, env: Optional[Mapping[str, Optional[str]]] = None, cwd: Any = None,
-        stdin: Optional[str] = None, timeout: float = 60.0, command: Optional[Sequence[str]] = None,
+        stdin: Optional[str] = None, timeout: float = 120.0, command: Optional[Sequence[str]] = None,
         check: bool = False, **run: Any) -> "subprocess.CompletedProcess[str]":
     """Run ``ccm ARGS`` (``command`` instead of ``python -m ccm``) and wait for it. ``env``
     is the whole environment (``None`` values dropped; default ``clean_env()``), ``cwd``
