@@ -70,7 +70,8 @@ def test_env_output(work):
         "HIERA_HTML=<b>", "HIERA_NAME=web", "HIERA_OS=linux", "HIERA_PORT=80", "HIERA_RATIO=0.500000",
         'HIERA_TAGS=["base","web"]',
     ]
-    res = ccm("hiera", "parse", "h.yaml", "role=web", "--env", "--env-prefix", "APP", "--query", "tags", cwd=work, env=hiera_env(work))
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--env", "--env-prefix", "APP", "--query", "tags", cwd=work,
+              env=hiera_env(work))
     assert res.stdout == 'APP_VALUE=["base","web"]\n'
 
 
@@ -92,7 +93,8 @@ def test_required_annotation_fails_with_one_line(work):
 
 def test_data_overrides_apply_before_validation(work):
     (work / "d.json").write_text('{"name": "from-file", "port": 1, "extra": {"a": 1}}')
-    res = ccm("hiera", "parse", "h.yaml", "--data-file", "d.json", "-D", "port=8080", "--data", "extra:x", cwd=work, env=hiera_env(work))
+    res = ccm("hiera", "parse", "h.yaml", "--data-file", "d.json", "-D", "port=8080", "--data", "extra:x", cwd=work,
+              env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["name"] == "from-file" and out["port"] == "8080" and out["extra"] == "x"
@@ -191,7 +193,8 @@ def test_http_source_with_basic_auth(work):
     thread.start()
     try:
         port = server.server_address[1]
-        res = ccm("hiera", "parse", f"http://u:pw@127.0.0.1:{port}/h.yaml", "--query", "name", cwd=work, env=hiera_env(work))
+        res = ccm("hiera", "parse", f"http://u:pw@127.0.0.1:{port}/h.yaml", "--query", "name", cwd=work,
+                  env=hiera_env(work))
         assert (res.returncode, res.stdout) == (0, '"remote"\n'), res.stderr
         res = ccm("hiera", "parse", f"http://u:wrong@127.0.0.1:{port}/h.yaml", cwd=work, env=hiera_env(work))
         assert res.returncode == 1

@@ -260,7 +260,8 @@ def test_plugin_help_lists_arguments_and_flags(home):
 def test_plugin_values_reach_the_command_typed(home):
     write_plugin(home, "deploy", DEPLOY)
     assert ccm("deploy", "web", "1.2", cwd=home, env=env_of(home)).stdout == "web 1.2 production 2 false\n"
-    assert ccm("deploy", "w", "1.3", "--env", "staging", "--replicas=0x10", "--force", cwd=home, env=env_of(home)).stdout == \
+    assert ccm("deploy", "w", "1.3", "--env", "staging", "--replicas=0x10", "--force", cwd=home,
+               env=env_of(home)).stdout == \
         "web 1.3 staging 16 true\n"
     for bad, message in ((["--env", "qa"], "argument --env: invalid choice: 'qa'"),
                          (["--replicas", "many"], "argument --replicas: expected an integer, got 'many'"),
@@ -494,7 +495,8 @@ def test_cheats(home):
     assert ccm("cheat", cwd=home, env=env_of(home)).stdout == "Available Cheats:\n\n    deploy\n    webdeploy\n"
     assert ccm("cheat", "webdeploy", cwd=home, env=env_of(home)).stdout == "# ccm deploy web VERSION --env staging\n"
     assert ccm("cheat", "deploy", cwd=home, env=env_of(home)).stdout == "# deploy the web tier\nccm deploy web 1.2\n"
-    assert "Use 'ccm cheat' to access cheat sheet style help" in ccm("deploy", "--help", cwd=home, env=env_of(home)).stdout
+    assert "Use 'ccm cheat' to access cheat sheet style help" in ccm("deploy", "--help", cwd=home,
+                                                                     env=env_of(home)).stdout
 
 
 # --- as root: whose files are read ----------------------------------------------------------------
@@ -548,7 +550,8 @@ def test_the_readme_example_plugin_loads_and_renders(home):
     help_text = ccm("deploy", "--help", cwd=home, env=env_of(home))
     assert help_text.returncode == 0, help_text.stderr
     assert "deploy web [<flags>] <version>" in help_text.stdout and "deploy app [<flags>] <version>" in help_text.stdout
-    r = ccm("deploy", "web", "1.2.3", "--env", "staging", "--no-prompt", cwd=home, env=env_of(home, BUILDER_DRY_RUN="1"))
+    r = ccm("deploy", "web", "1.2.3", "--env", "staging", "--no-prompt", cwd=home,
+            env=env_of(home, BUILDER_DRY_RUN="1"))
     assert r.stdout == ">> deploying 1.2.3\n"
     assert r.stderr == ("would run: ccm apply /srv/ccm/web.yaml --fact app_version=1.2.3\n"
                         "environment: DEPLOY_ENV=staging\nccm: error: execution failed: dry run mode\n")

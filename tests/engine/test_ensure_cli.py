@@ -53,7 +53,8 @@ def test_ensure_checks_before_running(tmp_path):
     assert r.returncode == 1 and "session store should be set when using requires" in r.stderr
     r = ccm("ensure", "--session", "", "exec", "/bin/true", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "session store should not be empty" in r.stderr
-    r = ccm("ensure", "file", "/tmp/x", "--content", "a", "--source", "/etc/hostname", cwd=tmp_path, env=ccm_env(tmp_path))
+    r = ccm("ensure", "file", "/tmp/x", "--content", "a", "--source", "/etc/hostname", cwd=tmp_path,
+            env=ccm_env(tmp_path))
     assert r.returncode == 1 and "cannot specify both source and contents" in r.stderr
 
 
@@ -98,7 +99,8 @@ def test_pipe_records_in_session(tmp_path):
     sess = tmp_path / "s"
     sess.mkdir()
     req = {"protocol": "io.choria.ccm.v1.resource.ensure.request", "type": "exec", "properties": {"name": "/bin/true"}}
-    r = ccm("ensure", "api", "pipe", cwd=tmp_path, env=ccm_env(tmp_path, CCM_SESSION_STORE=str(sess)), stdin=json.dumps(req))
+    r = ccm("ensure", "api", "pipe", cwd=tmp_path, env=ccm_env(tmp_path, CCM_SESSION_STORE=str(sess)),
+            stdin=json.dumps(req))
     assert r.returncode == 0 and len(os.listdir(sess)) == 1
 
 

@@ -74,7 +74,8 @@ def test_obj_put_apply_get_rm(nats_server, nats_env, tmp_path):
                 "            content: obj\n")
     site = tmp_path / "site.tgz"
     site.write_bytes(bundle({"manifest.yaml": manifest}))
-    r = ccm("obj", "put", "MANIFESTS", str(site), env=nats_env, cwd=ROOT)   # NAME is the file: stored under its base name
+    r = ccm("obj", "put", "MANIFESTS", str(site), env=nats_env,
+            cwd=ROOT)   # NAME is the file: stored under its base name
     assert r.returncode == 0, r.stderr
     assert r.stdout == (f"created object store bucket MANIFESTS with 1 replica\n"
                         f"put obj://MANIFESTS/site.tgz: {site.stat().st_size} bytes\n")
