@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from tests.kit import ccm
+from tests.kit import ccm, spawn
 from tests.operator.helpers import ccm_env, processes_with_pgid, wait_for
 
 EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -47,7 +47,7 @@ def _pgid_from(pidfile):
 def _interrupt(tmp_path, pidfile, sig, *args, **env):
     """Start ``ccm *args``, wait for its long command to write its pgid, send ``sig``.
     -> (exit code, stdout, stderr, pgid)."""
-    proc = ccm(*args, cwd=tmp_path, env=ccm_env(tmp_path, **env))
+    proc = spawn(*args, cwd=tmp_path, env=ccm_env(tmp_path, **env))
     try:
         assert wait_for(lambda: _pgid_from(pidfile) is not None), "the long command never started"
         pgid = _pgid_from(pidfile)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.kit import ccm
+from tests.kit import ccm, spawn
 from tests.operator.helpers import ccm_env, wait_for
 
 
@@ -43,7 +43,7 @@ ccm:
 
 def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
     started = tmp_path / "started"
-    holder = ccm("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         t0 = time.monotonic()
@@ -72,7 +72,7 @@ def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
 
 def test_wait_lock_waits_for_the_holder(tmp_path):
     started = tmp_path / "started"
-    holder = ccm("apply", str(_slow_manifest(tmp_path, started, seconds=2)), cwd=tmp_path, env=ccm_env(tmp_path))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started, seconds=2)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         r = ccm("apply", "--wait-lock", "1m", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
@@ -99,7 +99,7 @@ def test_exit_code_3_is_documented(tmp_path):
 
 def test_render_does_not_need_the_lock(tmp_path):
     started = tmp_path / "started"
-    holder = ccm("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         r = ccm("apply", "--render", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
