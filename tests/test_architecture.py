@@ -617,3 +617,18 @@ def test_every_switch_on_the_map_exists_and_has_a_differential_test():
         if not differential:
             problems.append(f"{name}: no test naming it compares the two paths (tests/twins.py)")
     assert problems == [], problems
+
+
+def test_every_switch_on_the_map_is_read_and_tested():
+    """Every ``CCM_*`` variable ARCHITECTURE.md names is read by ccm/ or the boot package and
+    set by some test (the switches that are not ``=0`` included: the import bundle's, the
+    report client's, the sync mode)."""
+    import re
+
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as fh:
+        names = sorted(set(re.findall(r"\b(CCM_[A-Z0-9_]+)\b", fh.read())))
+    code = [open(path, encoding="utf-8").read() for _mod, path in list(ALL.items()) + list(boot_modules())]
+    tests = [text for _path, text in _test_sources()]
+    problems = [f"{name}: not read by ccm/ or pyzboot/" for name in names if not any(f'"{name}"' in t for t in code)]
+    problems += [f"{name}: no test sets it" for name in names if not any(name in t for t in tests)]
+    assert len(names) >= 6 and problems == [], (names, problems)

@@ -342,6 +342,30 @@ def test_syncfs_pass_for_many_files(tmp_path):
     assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
 
 
+@pytest.mark.parametrize("mode", ["", "fsync"])
+def test_sync_mode_fsync_makes_each_staged_file_durable_with_its_own_fsync(tmp_path, monkeypatch, mode):
+    """``CCM_SYNC_MODE=fsync`` (the plain twin of the syncfs pass): an fsync per staged
+    file and no syncfs; the files left are those of the default pass."""
+    monkeypatch.setenv("CCM_SYNC_MODE", mode)
+    monkeypatch.setattr(fsafe, "_syncfs", None)   # chosen again, under the switch
+    fsyncs = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
+    n = fsafe._SYNCFS_MIN + 4
+    _, batch = _staged_batch(tmp_path, n)
+    staged = [w.fd for w in batch.fs.writes]
+    batch.fs.sync()
+    assert all(w.synced and w.error is None for w in batch.fs.writes)
+    per_file = [fd for fd in fsyncs if fd in staged]
+    if mode == "fsync":
+        assert fsafe._syncfs is False and sorted(per_file) == sorted(staged)
+    elif fsafe._syncfs:   # a kernel whose syncfs reports writeback errors (5.8+): one pass
+        assert per_file == []
+    batch.commit(False)
+    assert [open(str(tmp_path / f"f{i}")).read() for i in range(n)] == [f"new {i}" for i in range(n)]
+    assert temps(tmp_path) == []
+
+
 def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("keep")
