@@ -207,7 +207,7 @@ def summary_counts(s: SessionSummary) -> Dict[str, int]:
             "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
 
 
-def json_report(events: List[Any], summary: SessionSummary) -> dict:
+def json_report(events: List[Any], summary: SessionSummary) -> Dict[str, Any]:
     """One document for tools: every transaction event (wire shape) and the run summary.
 
     ``events`` may include session start events; they are left out (the summary carries

@@ -21,7 +21,7 @@ from ccm.model.errors import ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
     KVLoader = Callable[[str, str], Union[str, bytes, None]]
 
@@ -145,7 +145,7 @@ def fetch_text(source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KV
 
 def load_document(
     source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KVLoader] = None
-) -> Tuple[dict, str]:
+) -> Tuple[Dict[str, Any], str]:
     """(document, source_text) of a Hiera source; an empty file is an empty document."""
     text, name = fetch_text(source, cwd=cwd, kv_loader=kv_loader)
     document = parse_text(text, name) if text.strip() else {}
@@ -174,12 +174,12 @@ def _warn_without_data(document: Mapping, name: str) -> None:
 
 def resolve_source(
     source: str,
-    facts: Mapping,
+    facts: Mapping[str, Any],
     *,
     cwd: Optional[str] = None,
     kv_loader: Optional[KVLoader] = None,
     missing_ok: bool = False,
-    data_overrides: Optional[Mapping] = None,
+    data_overrides: Optional[Mapping[str, Any]] = None,
     validate: bool = True,
 ) -> Resolution:
     """Load, resolve and (unless ``validate=False``) validate one source.

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from tests.operator.helpers import ccm, ccm_env, spawn, wait_for
+from tests.kit import ccm, spawn
+from tests.operator.helpers import ccm_env, wait_for
 
 
 def _slow_manifest(tmp_path, started, seconds=30):
@@ -42,11 +43,11 @@ ccm:
 
 def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         t0 = time.monotonic()
-        r = ccm(tmp_path, "apply", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert time.monotonic() - t0 < 15
         assert r.returncode == 3, r.stdout + r.stderr
         lines = [line for line in r.stderr.splitlines() if line.strip()]
@@ -57,24 +58,24 @@ def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
         lock_file = tmp_path / "locks" / "ccm-run.lock"
         assert lock_file.stat().st_mode & 0o777 == 0o600
         # --wait-lock too short: still 3
-        r = ccm(tmp_path, "apply", "--wait-lock", "0.5s", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--wait-lock", "0.5s", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 3 and "waited 0.5s" in r.stderr
         assert not (tmp_path / "quick.txt").exists()
     finally:
         holder.kill()
         holder.wait()
     # the holder died (kill -9): its stale lock never blocks
-    r = ccm(tmp_path, "apply", str(_quick_manifest(tmp_path)))
+    r = ccm("apply", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "quick.txt").read_text() == "quick\n"
 
 
 def test_wait_lock_waits_for_the_holder(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started, seconds=2)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started, seconds=2)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
-        r = ccm(tmp_path, "apply", "--wait-lock", "1m", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--wait-lock", "1m", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 0, r.stderr
         assert holder.wait(30) == 0
         assert (tmp_path / "quick.txt").exists()
@@ -85,12 +86,12 @@ def test_wait_lock_waits_for_the_holder(tmp_path):
 
 
 def test_bad_wait_lock_is_a_usage_error(tmp_path):
-    r = ccm(tmp_path, "apply", "--wait-lock", "soon", str(_quick_manifest(tmp_path)))
+    r = ccm("apply", "--wait-lock", "soon", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "--wait-lock" in r.stderr
 
 
 def test_exit_code_3_is_documented(tmp_path):
-    r = ccm(tmp_path, "apply", "--help")
+    r = ccm("apply", "--help", cwd=tmp_path, env=ccm_env(tmp_path))
     assert re.search(r"^\s+3\s+another ccm run holds the host-wide run lock", r.stdout, re.M), r.stdout
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
     assert "run lock" in readme and "| 3 " in readme
@@ -98,10 +99,10 @@ def test_exit_code_3_is_documented(tmp_path):
 
 def test_render_does_not_need_the_lock(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
-        r = ccm(tmp_path, "apply", "--render", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--render", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 0 and "quick.txt" in r.stdout
     finally:
         holder.kill()

@@ -14,7 +14,8 @@ import pytest
 from ccm.cli import docgen
 from ccm.cli.common import shown_default
 from ccm.cli.main import COMMANDS
-from tests.unattended.helpers import ROOT, ccm
+from tests.kit import ccm
+from tests.unattended.helpers import ROOT
 
 
 def _nodes():
