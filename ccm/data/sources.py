@@ -159,7 +159,7 @@ def load_document(
 _HIERA_KEYS = ("data", "hierarchy", "overrides")
 
 
-def _warn_without_data(document: Mapping, name: str) -> None:
+def _warn_without_data(document: Mapping[str, Any], name: str) -> None:
     """A source whose top-level keys are data (``x: 1``) without a ``data:`` key above them
     resolves to nothing: only ``data``, ``hierarchy`` and ``overrides`` are read. Said in
     one line naming the source (a file, ``kv://`` or ``http(s)://`` value alike)."""

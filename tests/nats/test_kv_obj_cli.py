@@ -71,8 +71,8 @@ def test_kv_hiera_source_without_data_key_warns(nats_server, nats_env, tmp_path)
     """Issue 25: keys with no ``data:`` above them are ignored, and ccm says so, naming the key."""
     data = tmp_path / "flat.yaml"
     data.write_text("port: 8080\n")
-    assert ccm(["kv", "put", "HIERA", "flat", str(data)], nats_env).returncode == 0
-    r = ccm(["hiera", "parse", "kv://HIERA/flat"], nats_env)
+    assert ccm("kv", "put", "HIERA", "flat", str(data), env=nats_env, cwd=ROOT).returncode == 0
+    r = ccm("hiera", "parse", "kv://HIERA/flat", env=nats_env, cwd=ROOT)
     assert (r.returncode, r.stdout) == (0, "{}\n"), r.stderr
     lines = [ln for ln in r.stderr.splitlines() if "data key" in ln]
     assert len(lines) == 1 and "source=kv://HIERA/flat" in lines[0], r.stderr

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm, spawn
+from tests.operator.helpers import ccm_env
 
 
 def _manifest(tmp_path, body, data=""):
@@ -26,12 +27,12 @@ def test_diff_on_a_real_apply_shows_the_change_it_made(tmp_path):
     f.write_text("port=80\nworkers=2\n")
     os.chmod(f, 0o644)
     m = _manifest(tmp_path, _file(f, "port=8080\nworkers=2\n"))
-    r = ccm(tmp_path, "apply", "--diff", str(m))
+    r = ccm("apply", "--diff", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert f.read_text() == "port=8080\nworkers=2\n"
     assert f"--- {f}\n" in r.stdout and "-port=80\n" in r.stdout and "+port=8080\n" in r.stdout
     # stable on the second run: nothing to show
-    r = ccm(tmp_path, "apply", "--diff", str(m))
+    r = ccm("apply", "--diff", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and "@@" not in r.stdout
 
 
@@ -47,7 +48,7 @@ def test_real_apply_diff_is_capped_and_refuses_binary(tmp_path):
     body = _file(big, "".join(f"new {i}\n" for i in range(500)))
     body += (f"    - file:\n        name: {dst}\n        ensure: present\n        source: {src}\n"
              "        owner: root\n        group: root\n        mode: '0644'\n")
-    r = ccm(tmp_path, "apply", "--diff", str(_manifest(tmp_path, body)))
+    r = ccm("apply", "--diff", str(_manifest(tmp_path, body)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "diff cut at 200 of" in r.stdout and r.stdout.count("\n+new ") < 200
     assert dst.read_bytes() == src.read_bytes()
@@ -58,7 +59,7 @@ def test_real_apply_without_diff_prints_none(tmp_path):
     f = tmp_path / "app.conf"
     f.write_text("a\n")
     os.chmod(f, 0o644)
-    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, _file(f, "b\n"))))
+    r = ccm("apply", str(_manifest(tmp_path, _file(f, "b\n"))), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and "@@" not in r.stdout
 
 
@@ -76,7 +77,7 @@ def _sensitive(tmp_path):
 
 def test_noop_diff_of_sensitive_content_is_withheld(tmp_path):
     f, m = _sensitive(tmp_path)
-    r = ccm(tmp_path, "apply", "--noop", "--diff", str(m))
+    r = ccm("apply", "--noop", "--diff", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OLDSECRET0" not in r.stdout + r.stderr and "NEWSECRET1" not in r.stdout + r.stderr
     assert "@@" not in r.stdout and "password=" not in r.stdout
@@ -86,7 +87,7 @@ def test_noop_diff_of_sensitive_content_is_withheld(tmp_path):
 
 def test_real_diff_of_sensitive_content_is_withheld(tmp_path):
     f, m = _sensitive(tmp_path)
-    r = ccm(tmp_path, "apply", "--diff", str(m))
+    r = ccm("apply", "--diff", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert f.read_text() == "password=NEWSECRET1\n"
     assert "OLDSECRET0" not in r.stdout + r.stderr and "@@" not in r.stdout
@@ -104,7 +105,7 @@ def test_templated_require_is_rendered(tmp_path):
     d = tmp_path / "d"
     body = _dir("{{ Data.dir }}") + _file(d / "x", "x\n", require='["file#{{ Data.dir }}"]')
     m = _manifest(tmp_path, body, f"data:\n  dir: {d}\n")
-    r = ccm(tmp_path, "apply", str(m))
+    r = ccm("apply", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert (d / "x").read_text() == "x\n"
 
@@ -114,7 +115,7 @@ def test_templated_require_is_checked_at_load(tmp_path):
     body = _file(d / "x", "x\n", require='["file#{{ Data.dir }}"]') + _dir("{{ Data.dir }}")
     m = _manifest(tmp_path, body, f"data:\n  dir: {d}\n")
     for command in ("validate", "apply"):
-        r = ccm(tmp_path, command, str(m))
+        r = ccm(command, str(m), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 1, (command, r.stdout + r.stderr)
         assert (f"require: 'file#{d}' names a resource not declared earlier in this manifest "
                 "(it is declared later, as resource 2: move it before this one)") in r.stdout + r.stderr
@@ -131,15 +132,15 @@ def test_quiet_is_silent_about_control_skips(tmp_path):
     body = (_file(skipped, "x\n") + "        control:\n          if: 'false'\n" + _file(made, "x\n"))
     m = _manifest(tmp_path, body)
     last = tmp_path / "last.json"
-    r = ccm(tmp_path, "--quiet", "apply", "--last-run", str(last), str(m))
+    r = ccm("--quiet", "apply", "--last-run", str(last), str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "skipped" not in r.stdout + r.stderr
     assert f"file#{made} changed" in r.stdout   # changes are still reported
     assert json.loads(last.read_text())["resources"]["skipped"] == 1
-    r = ccm(tmp_path, "--quiet", "apply", str(m))   # stable now: nothing at all
+    r = ccm("--quiet", "apply", str(m), cwd=tmp_path, env=ccm_env(tmp_path))   # stable now: nothing at all
     assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
     # without --quiet the line is as before
-    r = ccm(tmp_path, "apply", str(m))
+    r = ccm("apply", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert f" WARN  file#{skipped} skipped ensure=present runtime=" in r.stdout
     assert "Skipped Resources: 1" in r.stdout
 
@@ -153,7 +154,7 @@ def test_template_of_a_file_with_another_extension_fails(tmp_path):
     bad, good = tmp_path / "bad.conf", tmp_path / "good.conf"
     body = "".join(_file(path, "X").replace('"X"', f'"{{{{ template(\'{arg}\') }}}}"') for path, arg in (
         (bad, "templates/app.tmpl"), (good, "templates/app.templ"), (tmp_path / "inline.conf", "not/a/file.tmpl")))
-    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body, "data:\n  port: 80\n")))
+    r = ccm("apply", str(_manifest(tmp_path, body, "data:\n  port: 80\n")), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert not bad.exists()
     assert (f'file#{bad} failed ensure=present' in r.stdout
@@ -173,24 +174,24 @@ def test_hiera_source_without_data_key_warns(tmp_path):
 
     h = tmp_path / "h.yaml"
     h.write_text("x: 1\ny: 2\n")
-    r = ccm(tmp_path, "hiera", "parse", str(h))
+    r = ccm("hiera", "parse", str(h), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and r.stdout.strip() == "{}"
     lines = [ln for ln in r.stderr.splitlines() if "data key" in ln]
     assert len(lines) == 1 and NO_DATA_WARNING in lines[0] and f"source={h}" in lines[0], r.stderr
     # a --hiera source of a run, and an http:// one, alike
     m = _manifest(tmp_path, _file(tmp_path / "out", "x\n"))
-    r = ccm(tmp_path, "apply", "--hiera", str(h), str(m))
+    r = ccm("apply", "--hiera", str(h), str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and NO_DATA_WARNING in r.stderr, r.stderr
     with Server() as server:
         server.route("/h.yaml", body=b"x: 1\ny: 2\n")
-        r = ccm(tmp_path, "hiera", "parse", server.url("/h.yaml"))
+        r = ccm("hiera", "parse", server.url("/h.yaml"), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and NO_DATA_WARNING in r.stderr and "/h.yaml" in r.stderr, r.stderr
     # with data: (or only hierarchy/overrides), nothing to say
     h.write_text("data:\n  x: 1\n")
-    r = ccm(tmp_path, "hiera", "parse", str(h))
+    r = ccm("hiera", "parse", str(h), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and "data key" not in r.stderr and '"x": 1' in r.stdout
     h.write_text("hierarchy:\n  order: [default]\n")
-    r = ccm(tmp_path, "hiera", "parse", str(h))
+    r = ccm("hiera", "parse", str(h), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and r.stderr == ""
 
 
@@ -205,7 +206,7 @@ def _run_time_ms(out):
 
 def test_run_time_is_the_wall_time_of_a_short_run(tmp_path):
     body = "    - exec:\n        name: nap\n        command: /bin/sleep 0.3\n"
-    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    r = ccm("apply", str(_manifest(tmp_path, body)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert 300 <= _run_time_ms(r.stdout) < 5000, r.stdout
 
@@ -214,12 +215,12 @@ def test_run_time_is_the_wall_time_of_an_interrupted_run(tmp_path):
     import signal
     import time
 
-    from tests.operator.helpers import spawn, wait_for
+    from tests.operator.helpers import wait_for
 
     mark = tmp_path / "started"
     body = (f"    - exec:\n        name: first\n        command: /bin/sleep 0.2\n"
             f"    - exec:\n        name: long\n        command: \"/bin/sh -c 'touch {mark}; sleep 300'\"\n")
-    proc = spawn(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    proc = spawn("apply", str(_manifest(tmp_path, body)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(mark.exists), "the long command never started"
         time.sleep(1.5)
@@ -265,12 +266,12 @@ def test_bundle_errors_name_the_bundle_and_member(tmp_path):
     }
     for bundle, words in expected.items():
         for command in ("apply", "validate") if bundle is not missing else ("apply",):
-            r = ccm(tmp_path, command, str(bundle))
+            r = ccm(command, str(bundle), cwd=tmp_path, env=ccm_env(tmp_path))
             out = r.stdout + r.stderr
             assert r.returncode == 1, out
             assert words in out, (command, out)
             assert "manifest-" not in out and "/bundle/" not in out, out
-    r = ccm(tmp_path, "apply", str(missing))
+    r = ccm("apply", str(missing), cwd=tmp_path, env=ccm_env(tmp_path))
     assert f"Executing manifest manifest=child.yaml manifest={missing}!/site/child.yaml" in r.stdout, r.stdout
 
 
@@ -278,11 +279,11 @@ def test_bundle_errors_name_the_bundle_and_member(tmp_path):
 
 def test_alias_lines_show_the_path(tmp_path):
     f = tmp_path / "app.conf"
-    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, _file(f, "x\n", alias="appconf"))))
+    r = ccm("apply", str(_manifest(tmp_path, _file(f, "x\n", alias="appconf"))), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert f" WARN  file#appconf ({f}) changed ensure=present runtime=" in r.stdout, r.stdout
     body = "    - exec:\n        name: /bin/false\n        alias: fails\n"
-    r = ccm(tmp_path, "apply", str(_manifest(tmp_path, body)))
+    r = ccm("apply", str(_manifest(tmp_path, body)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and " ERROR exec#fails (/bin/false) failed ensure=present" in r.stdout, r.stdout
 
 
@@ -295,7 +296,7 @@ def test_manifest_without_ccm_key_says_what_it_needs(tmp_path):
     for text, found in cases.items():
         m.write_text(text)
         for command in ("apply", "validate"):
-            r = ccm(tmp_path, command, str(m))
+            r = ccm(command, str(m), cwd=tmp_path, env=ccm_env(tmp_path))
             out = r.stdout + r.stderr
             assert r.returncode == 1, out
             assert (f"{m}: a manifest must contain ccm.resources, the list of resources to manage ({found})"

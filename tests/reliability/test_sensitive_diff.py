@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 
 pytestmark = pytest.mark.reliability
 
@@ -44,7 +45,7 @@ def _setup(tmp_path, sensitive=True):
 @pytest.mark.parametrize("mode", [["--noop"], []], ids=["noop", "real"])
 def test_diff_of_sensitive_content_is_withheld(tmp_path, mode):
     target, m = _setup(tmp_path)
-    r = ccm(["apply", "--diff", *mode, str(m)], str(tmp_path))
+    r = ccm("apply", "--diff", *mode, str(m), cwd=str(tmp_path), env=cli_env(str(tmp_path)))
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert OLD not in out and NEW not in out, out
@@ -56,6 +57,6 @@ def test_diff_of_sensitive_content_is_withheld(tmp_path, mode):
 
 def test_diff_without_the_annotation_is_shown(tmp_path):
     _target, m = _setup(tmp_path, sensitive=False)
-    r = ccm(["apply", "--noop", "--diff", str(m)], str(tmp_path))
+    r = ccm("apply", "--noop", "--diff", str(m), cwd=str(tmp_path), env=cli_env(str(tmp_path)))
     assert r.returncode == 0 and "-port=80" in r.stdout and "+port=8080" in r.stdout, r.stdout
     assert "withheld" not in r.stdout
