@@ -226,6 +226,8 @@ def show_text(doc: Dict[str, Any]) -> str:
              f"        outcome: {document.outcome(doc)} (exit code {doc.get('exit_code')}"
              f"{', noop' if doc.get('noop') else ''})",
              f"         counts: {counts}"]
+    if doc.get("error"):
+        lines.append(f"       rejected: {doc['error']}")
     for r in doc.get("resources") or ():
         error = f": {r.get('error')}" if r.get("error") else ""
         lines.append(f"  {r.get('outcome', ''):>13}: {r.get('resource', '')}{error}")
@@ -251,6 +253,8 @@ def _watch(conn: Any, args: Any) -> int:
             else:
                 s = doc["summary"]
                 failed = next((r for r in doc.get("resources") or () if r.get("outcome") == "failed"), None)
+                if doc.get("error"):
+                    failed = {"resource": "manifest", "error": doc["error"]}
                 tail = f"  {failed['resource']}: {failed.get('error', '')}" if failed else ""
                 sys.stdout.write(f"{doc['end']}  {doc['hostname']}  {labels_text(doc.get('labels') or {})}  "
                                  f"{outcome}  total={s.get('total', 0)} changed={s.get('changed', 0)} "

@@ -5,7 +5,9 @@ this order: ``instance``, ``hostname``, ``labels``, ``manifest`` (``source``, ``
 ``start``, ``end`` (RFC 3339, UTC), ``duration`` (seconds), ``exit_code``, ``noop``,
 ``summary`` (the counts ``--last-run`` writes) and ``resources``: each changed or failed
 resource as ``{"resource": "type#name", "outcome": "failed"|"changed", "error": "..."}``,
-failed ones first, at most ``MAX_RESOURCES``. ``outcome(doc)`` is the host outcome a
+failed ones first, at most ``MAX_RESOURCES``; a manifest rejected before its run (it
+did not parse or validate) adds ``error``, its one-line error, and lists nothing else.
+``outcome(doc)`` is the host outcome a
 report stands for (``failed`` > ``changed`` > ``ok``); ``check(doc)`` is what readers
 accept. Guarantees: every text passes ``ccm.redact`` (URL user info, every value marked
 ``# @sensitive``); errors are one line of at most ``MAX_ERROR`` characters.
@@ -23,7 +25,7 @@ MAX_RESOURCES = 100
 MAX_ERROR = 300
 OUTCOMES = ("failed", "changed", "ok")   # worst first; readers add "stale"
 KEYS = ("instance", "hostname", "labels", "manifest", "start", "end", "duration", "exit_code", "noop",
-        "summary", "resources")
+        "summary", "resources")   # and "error" in the report of a rejected manifest
 
 
 def clean(text: Any, limit: int = 0) -> str:
@@ -55,12 +57,13 @@ def resources_of(events: Iterable[Any]) -> List[Dict[str, str]]:
 
 
 def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, labels: Mapping[str, str],
-          source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool) -> Dict[str, Any]:
+          source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool,
+          error: str = "") -> Dict[str, Any]:
     from ccm.gocompat.rfc3339 import rfc3339
     from ccm.report import summary_counts
 
     end_ns = max(end_ns, start_ns)
-    return {
+    doc = {
         "instance": instance,
         "hostname": clean(hostname),
         "labels": {clean(k): clean(v) for k, v in labels.items()},
@@ -73,10 +76,16 @@ def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, 
         "summary": summary_counts(summary),
         "resources": resources_of(events),
     }
+    if error:
+        doc["error"] = clean(error, MAX_ERROR) or "rejected"
+    return doc
 
 
 def outcome(doc: Mapping[str, Any]) -> str:
-    """``failed`` if any resource failed, else ``changed`` if any changed, else ``ok``."""
+    """``failed`` if any resource failed (or the manifest was rejected), else ``changed`` if
+    any changed, else ``ok``."""
+    if doc.get("error"):
+        return "failed"
     counts = doc.get("summary") or {}
     found = "failed" if counts.get("failed") else "changed" if counts.get("changed") else "ok"
     for r in doc.get("resources") or ():   # the counts say it all unless a report lists more
@@ -119,6 +128,8 @@ def inspect(doc: Any) -> Tuple[Optional[str], float]:
     if type(resources) is not list or (resources and not all(_is_text_map(r) and "resource" in r
                                                              for r in resources)):
         return "resources is not a list of resources", 0.0
+    if type(get("error", "")) is not str:
+        return "error is not text", 0.0
     if type(get("exit_code", 0)) is not int or type(get("duration", 0)) not in _NUMBER:
         return "exit_code or duration is not a number", 0.0
     end = parse_time(doc["end"])

@@ -78,11 +78,11 @@ class RunContext:
 
     ``events``: every event of the run, nested applies' included (default: the result's);
     ``start_ns``: the run's start (default: its summary's); ``hostname``: default the
-    publisher's (the host's node name).
+    publisher's (the host's node name); ``error``: set by ``ReportPublisher.rejected``.
     """
 
     __slots__ = ("manifest_source", "manifest_sha256", "exit_code", "noop", "labels", "hostname", "events",
-                 "start_ns", "end_ns")
+                 "start_ns", "end_ns", "error")
 
     def __init__(self, manifest_source: str, *, manifest_sha256: str = "", exit_code: int = 0, noop: bool = False,
                  labels: Optional[Mapping[str, str]] = None, hostname: str = "", events: Optional[Iterable[Any]] = None,
@@ -96,6 +96,7 @@ class RunContext:
         self.events = events
         self.start_ns = start_ns
         self.end_ns = end_ns
+        self.error = ""
 
 
 class Delivery:
@@ -151,9 +152,20 @@ class ReportPublisher:
             self.warn(f"report not delivered: {type(exc).__name__}: {exc}")
             return Delivery(error=str(exc), subject=prepared[0])
 
+    def rejected(self, context: RunContext, error: str) -> Delivery:
+        """The report of a run whose manifest was rejected before it ran (it did not parse or
+        validate): outcome failed, ``context.exit_code`` and ``error`` (one redacted line),
+        no resources. Never raises, as ``finished``."""
+        context.error = error
+        return self.finished(None, context)
+
     def _prepare(self, result: Any, ctx: RunContext) -> "tuple[str, str, bytes]":
         import json
 
+        if result is None:   # rejected before the run: nothing ran, nothing to count
+            from ccm.model.events import SessionSummary
+
+            result = _Rejected(SessionSummary.build([]))
         hostname = ctx.hostname or self.hostname
         labels = subjects.check_labels({**self.labels, **ctx.labels})
         source = document.clean(ctx.manifest_source)
@@ -164,7 +176,7 @@ class ReportPublisher:
         doc = document.build(result.events if ctx.events is None else ctx.events, summary, instance=instance,
                              hostname=hostname, labels=labels, source=source, sha256=ctx.manifest_sha256,
                              start_ns=start, end_ns=ctx.end_ns or time.time_ns(), exit_code=ctx.exit_code,
-                             noop=ctx.noop)
+                             noop=ctx.noop, error=ctx.error)
         body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         return subject, f"{instance}.{mid}.{start}", body
 
@@ -256,6 +268,16 @@ class ReportPublisher:
         if transport is not None:
             transport.close()
         self.queue.close()
+
+
+class _Rejected:
+    """The result of a run that never started: no events, zero counts."""
+
+    __slots__ = ("events", "summary")
+
+    def __init__(self, summary: Any):
+        self.events: "list[Any]" = []
+        self.summary = summary
 
 
 class WireTransport:

@@ -33,7 +33,7 @@ class Run:
     """The last report of one manifest of a host, as kept in memory."""
 
     __slots__ = ("manifest_id", "source", "sha256", "start", "end", "end_ts", "duration", "exit_code", "noop",
-                 "outcome", "counts", "resources")
+                 "outcome", "counts", "resources", "error")
 
     def __init__(self, manifest_id: str, doc: Mapping[str, Any], end_ts: float, shared: Dict[Any, Any]):
         get = doc.get
@@ -51,18 +51,23 @@ class Run:
         counts = tuple(map(doc["summary"].get, COUNT_KEYS, _ZEROS))
         self.counts = shared.setdefault(counts, counts)
         resources = get("resources")
-        if resources:
-            self.resources: Tuple[Tuple[str, str, str], ...] = tuple(
+        self.error = get("error") or ""   # a manifest rejected before its run
+        self.resources: Tuple[Tuple[str, str, str], ...] = ()
+        if self.error:
+            self.outcome = "failed"
+        elif resources:
+            self.resources = tuple(
                 (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources)
             self.outcome = document.outcome(doc)
         else:   # document.outcome from the counts alone (most reports list nothing)
-            self.resources = ()
             self.outcome = "failed" if counts[_FAILED] else "changed" if counts[_CHANGED] else "ok"
 
     def count(self, key: str) -> int:
         return self.counts[COUNT_KEYS.index(key)]
 
     def first_failed(self) -> Optional[Tuple[str, str]]:
+        if self.error:
+            return "manifest", self.error
         for resource, outcome, error in self.resources:
             if outcome == "failed":
                 return resource, error
@@ -72,7 +77,8 @@ class Run:
         return {"manifest": {"source": self.source, "sha256": self.sha256}, "start": self.start, "end": self.end,
                 "duration": self.duration, "exit_code": self.exit_code, "noop": self.noop, "outcome": self.outcome,
                 "summary": dict(zip(COUNT_KEYS, self.counts)),
-                "resources": [{"resource": r, "outcome": o, "error": e} for r, o, e in self.resources]}
+                "resources": [{"resource": r, "outcome": o, "error": e} for r, o, e in self.resources],
+                **({"error": self.error} if self.error else {})}
 
 
 class Host:

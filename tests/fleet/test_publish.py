@@ -252,3 +252,43 @@ def test_the_fast_path_and_the_reference_publish_the_same_messages(tmp_path, env
         p.close()
     assert all(f"could not connect to {nats_server.url}" in text and "context 'CCM'" in text
                for text in outcomes.values()), outcomes
+
+
+@pytest.mark.parametrize("kind", ["jetstream", "nats"])
+def test_a_rejected_manifest_publishes_a_failed_report_naming_its_error(tmp_path, env, nats_server, state_dir, kind):
+    assert ccm(["report", "init"], env).returncode == 0
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("ccm:\n  resources:\n    - file:\n        - /tmp/x:\n            ensure: bogus\n")
+    r = apply(tmp_path, env, broken, "--fact", "role=web", "--last-run", str(tmp_path / "last.json"), kind=kind)
+    assert r.returncode == 1 and "invalid ensure value" in r.stderr, r.stderr
+    assert "report" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert json.loads((tmp_path / "last.json").read_text())["report_delivered"] is True
+    (subject, doc, _), = stored(nats_server.url)
+    assert subject.startswith(f"choria.ccm.reports.{instance_token(HOST)}.")
+    assert doc["exit_code"] == 1 and doc["labels"] == {"role": "web"} and doc["resources"] == []
+    assert doc["manifest"]["source"] == str(broken)
+    import hashlib
+
+    assert doc["manifest"]["sha256"] == hashlib.sha256(broken.read_bytes()).hexdigest()
+    assert "\n" not in doc["error"] and "ensure: invalid ensure value" in doc["error"]
+    from ccm.fleet import document
+
+    assert document.check(doc) is None and document.outcome(doc) == "failed"
+    listed = ccm(["report", "fleet", "--failed", "--json"], env)
+    assert listed.returncode == 0, listed.stderr
+    host, = json.loads(listed.stdout)["hosts"]
+    assert host["outcome"] == "failed" and host["first_failed"] == {"resource": "manifest", "error": doc["error"]}
+    assert host["manifests"][0]["error"] == doc["error"]
+    text = ccm(["report", "fleet"], env).stdout
+    assert f"manifest: {doc['error']}" in text and "failed=1 stale=0" in text, text
+    assert f"rejected: {doc['error']}" in ccm(["report", "show", HOST], env).stdout
+
+
+def test_a_manifest_that_cannot_be_fetched_is_reported_redacted(tmp_path, env, nats_server, state_dir):
+    assert ccm(["report", "init"], env).returncode == 0
+    url = f"http://bob:hunter2@127.0.0.1:{free_port()}/site.tar.gz"
+    r = ccm(["apply", "--no-report", url, "--publish-report", "jetstream"], env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 1 and "hunter2" not in r.stderr, r.stderr
+    (_, doc, _), = stored(nats_server.url)
+    assert doc["error"] and doc["exit_code"] == 1 and "hunter2" not in json.dumps(doc)
+    assert doc["manifest"]["source"].startswith("http://") and doc["manifest"]["sha256"] == ""
