@@ -148,10 +148,27 @@ def write_json(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
     10,000 hosts never sit in memory as one document (nor one string)."""
     import json
 
+    line = _row_line()
     out.write('{"hosts": [')
+    chunk: List[str] = []
     for i, row in enumerate(rows):
-        out.write(("," if i else "") + "\n" + json.dumps(row.to_dict(), ensure_ascii=False, separators=(",", ":")))
-    out.write(('\n' if rows else '') + '],\n"summary": ' + json.dumps(counts) + "}\n")
+        chunk.append(("," if i else "") + "\n" + line(row))
+        if len(chunk) == 500:
+            out.write("".join(chunk))
+            chunk.clear()
+    out.write("".join(chunk) + ('\n' if rows else '') + '],\n"summary": ' + json.dumps(counts) + "}\n")
+
+
+def _row_line() -> Any:
+    """One host's JSON line: ``ccm.fleet.rowjson`` (the fast path), or ``json.dumps`` of
+    ``Row.to_dict`` with ``$CCM_REPORT_CLIENT=nats-py``."""
+    if os.environ.get("CCM_REPORT_CLIENT", "") != "nats-py":
+        from ccm.fleet.rowjson import RowWriter
+
+        return RowWriter().line
+    import json
+
+    return lambda row: json.dumps(row.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 def write_yaml(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
