@@ -123,7 +123,7 @@ def _fleet(conn: Any, args: Any) -> int:
 
     stale = _stale_seconds(args.stale)
     labels = parse_map(args.label)
-    fleet = stream.read_fleet(conn)
+    fleet = stream.read_fleet(conn, failed=args.failed)
     outcome = "failed" if args.failed else "changed" if args.changed else ""
     rows = fleet.rows(time.time(), stale=stale, outcome=outcome, labels=labels)
     counts = view.summary(rows, fleet.malformed)

@@ -5,7 +5,7 @@ checks its labels and subject tokens, then delivers, oldest first, every report 
 by earlier runs and this one; what cannot be delivered is queued (``ccm.fleet.queue``).
 ``nats`` publishes core NATS (flushed, no acknowledgement); ``jetstream`` waits for the
 stream's acknowledgement, with ``Nats-Msg-Id`` (the server drops a re-sent report) and
-``Nats-Expected-Stream: CCM_REPORTS``.
+``Nats-Expected-Stream: CCM_REPORTS``; both carry the report's outcome in ``Ccm-Outcome``.
 Guarantees: ``finished`` never raises and never changes the run's outcome; it returns
 within ``budget`` seconds (``$CCM_REPORT_SECONDS``, default 4) plus one connect; a
 refused label or token publishes nothing and says so in one line; a report made before
@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from ccm.fleet import KINDS, STREAM, document, subjects
+from ccm.fleet import KINDS, OUTCOME_HEADER, STREAM, document, subjects
 from ccm.fleet.queue import QueueError, ReportQueue
 from ccm.fleet.wire import NoResponders, Refused, Transient, WireError
 from ccm.typing_guard import TYPE_CHECKING
@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, Mapping, Optional
 
 DEFAULT_BUDGET = 4.0
+
+
+def body_outcome(body: bytes) -> str:
+    """The outcome of a report body (``document.outcome``), for ``OUTCOME_HEADER``: readers
+    asked for failed hosts decode only the hosts with a failed report ("" if not a report)."""
+    import json
+
+    try:
+        return document.outcome(json.loads(body))
+    except (ValueError, TypeError, AttributeError):   # not a report: the readers count it as malformed
+        return ""
 
 
 class Unreachable(Transient):
@@ -229,7 +240,7 @@ class ReportPublisher:
 
     def send(self, subject: str, msg_id: str, body: bytes, deadline: float) -> None:
         """One report, retried through transient failures until ``deadline``."""
-        headers = {"Nats-Msg-Id": msg_id}
+        headers = {"Nats-Msg-Id": msg_id, OUTCOME_HEADER: body_outcome(body)}
         if self.kind == "jetstream":
             headers["Nats-Expected-Stream"] = STREAM
         delay = 0.1

@@ -194,6 +194,34 @@ class Fleet:
         return out
 
 
+class FailedHosts:
+    """A fleet read for ``--failed``: every body kept as it arrives, and only the hosts with
+    a report whose ``Ccm-Outcome`` header is not ``ok`` or ``changed`` (``failed``, or none:
+    an older publisher's) decoded, all of their reports. Why: 50 failed hosts of 10,000 need
+    150 decoded reports, not 30,000. Not: malformed reports of the other hosts are not
+    counted (they are not decoded)."""
+
+    def __init__(self) -> None:
+        self.bodies: Dict[str, List[Tuple[str, bytes]]] = {}
+        self.wanted: Dict[str, None] = {}
+
+    def add(self, subject: str, body: bytes, outcome: str) -> None:
+        host = subject[:subject.rfind(".")]   # the subject without its manifest id
+        found = self.bodies.get(host)
+        if found is None:
+            found = self.bodies[host] = []
+        found.append((subject, body))
+        if outcome != "ok" and outcome != "changed":
+            self.wanted[host] = None
+
+    def fleet(self) -> Fleet:
+        fleet = Fleet()
+        for host in self.wanted:
+            for subject, body in self.bodies[host]:
+                fleet.add(subject, body)
+        return fleet
+
+
 def summary(rows: Iterable[Row], malformed: int = 0) -> Dict[str, int]:
     counts = {"hosts": 0, "ok": 0, "changed": 0, "failed": 0, "stale": 0}
     for row in rows:

@@ -86,6 +86,7 @@ def test_a_run_before_init_is_queued_and_delivered_first_once_the_stream_exists(
     assert [r["outcome"] for r in d1["resources"]] == ["failed", "changed"]
     assert d2["resources"][0]["resource"] == f"file#{tmp_path}/out/missing-dir/x/y.txt"
     assert h1["Nats-Expected-Stream"] == STREAM and h1["Nats-Msg-Id"] != h2["Nats-Msg-Id"]
+    assert h1["Ccm-Outcome"] == h2["Ccm-Outcome"] == "failed"   # the queued one's too
 
 
 def test_the_nats_publisher_and_a_clean_run(tmp_path, env, nats_server):
@@ -94,6 +95,7 @@ def test_the_nats_publisher_and_a_clean_run(tmp_path, env, nats_server):
     assert r.returncode == 2 and r.stderr == "", r.stderr
     (subject, doc, headers), = stored(nats_server.url)
     assert doc["exit_code"] == 2 and doc["summary"]["failed"] == 0 and "Nats-Expected-Stream" not in headers
+    assert headers["Ccm-Outcome"] == "changed"
 
 
 def test_a_down_server_costs_the_run_little_and_the_report_is_queued(tmp_path, env, state_dir):
@@ -240,8 +242,8 @@ def test_the_fast_path_and_the_reference_publish_the_same_messages(tmp_path, env
             p.close()
     msgs = stored(nats_server.url)
     assert [(s, d, h) for s, d, h in msgs] == [
-        (subject, {"x": 1}, {"Nats-Msg-Id": f"id-{c}-{k}", **({"Nats-Expected-Stream": STREAM} if k == "jetstream"
-                                                                else {})})
+        (subject, {"x": 1}, {"Nats-Msg-Id": f"id-{c}-{k}", "Ccm-Outcome": "ok",
+                             **({"Nats-Expected-Stream": STREAM} if k == "jetstream" else {})})
         for c in ("wire", "nats-py") for k in ("jetstream", "nats")]
     nats_server.stop()
     for client in ("wire", "nats-py"):
@@ -263,8 +265,8 @@ def test_a_rejected_manifest_publishes_a_failed_report_naming_its_error(tmp_path
     assert r.returncode == 1 and "invalid ensure value" in r.stderr, r.stderr
     assert "report" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert json.loads((tmp_path / "last.json").read_text())["report_delivered"] is True
-    (subject, doc, _), = stored(nats_server.url)
-    assert subject.startswith(f"choria.ccm.reports.{instance_token(HOST)}.")
+    (subject, doc, headers), = stored(nats_server.url)
+    assert subject.startswith(f"choria.ccm.reports.{instance_token(HOST)}.") and headers["Ccm-Outcome"] == "failed"
     assert doc["exit_code"] == 1 and doc["labels"] == {"role": "web"} and doc["resources"] == []
     assert doc["manifest"]["source"] == str(broken)
     import hashlib
