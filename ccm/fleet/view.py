@@ -139,8 +139,9 @@ def decode(body: bytes) -> Optional[Dict[str, Any]]:
     return decode_timed(body)[0]
 
 
-def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
-    """(the report document or None, its end as Unix seconds)."""
+def decode_timed(body: bytes, labels: bool = True) -> Tuple[Optional[Dict[str, Any]], float]:
+    """(the report document or None, its end as Unix seconds); ``labels=False``: the
+    caller checks the labels (``document.inspect``)."""
     try:   # what json.loads does, minus its encoding detection and wrappers (once per report)
         text = body.decode("utf-8").strip()
         doc, used = _RAW_DECODE(text)
@@ -148,7 +149,7 @@ def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
             return None, 0.0
     except (ValueError, RecursionError):
         return None, 0.0
-    problem, end = document.inspect(doc)
+    problem, end = document.inspect(doc, labels=labels)
     return (doc, end) if problem is None else (None, 0.0)
 
 
@@ -161,22 +162,33 @@ class Fleet:
     def add(self, subject: str, body: bytes) -> bool:
         """Fold one report; False (and counted) when it is malformed."""
         instance, mid = parse_subject(subject)
-        doc, end_ts = decode_timed(body) if instance else (None, 0.0)
-        if doc is None or doc["instance"] != instance:
+        doc, end_ts = decode_timed(body, False) if instance else (None, 0.0)
+        labels = self._labels(doc) if doc is not None and doc["instance"] == instance else None
+        if doc is None or labels is None:
             self.malformed += 1
             return False
         shared = self._shared
-        labels = doc.get("labels") or {}
-        key = tuple(sorted(labels.items()))
-        found = shared.get(key)
-        if found is None:
-            found = shared[key] = {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in key}
-        labels = found
         host = self.hosts.get(instance)
         if host is None:
             host = self.hosts[instance] = Host(instance)
         host.add(Run(mid, doc, end_ts, shared), shared.setdefault(doc["hostname"], doc["hostname"]), labels)
         return True
+
+    def _labels(self, doc: Dict[str, Any]) -> Optional[Dict[str, str]]:
+        """The report's labels as one dict shared by every host with the same ones (checked
+        once per set of labels), or None when they are not a map of text."""
+        labels = doc.get("labels") or {}
+        try:
+            key = tuple(sorted(labels.items()))
+            found = self._shared.get(key)
+        except (AttributeError, TypeError):   # not a map, or of values that are not text
+            return None
+        if found is None:
+            if not document.is_text_map(labels):
+                return None
+            shared = self._shared
+            found = shared[key] = {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in key}
+        return found
 
     def rows(self, now: float, *, stale: Optional[float] = None, outcome: str = "",
              labels: Optional[Mapping[str, str]] = None) -> List[Row]:
