@@ -35,10 +35,10 @@ DEFAULT_BUDGET = 4.0
 def body_outcome(body: bytes) -> str:
     """The outcome of a report body (``document.outcome``), for ``OUTCOME_HEADER``: readers
     asked for failed hosts decode only the hosts with a failed report ("" if not a report)."""
-    import json
+    from ccm import jsonc
 
     try:
-        return document.outcome(json.loads(body))
+        return document.outcome(jsonc.loads(body))
     except (ValueError, TypeError, AttributeError):   # not a report: the readers count it as malformed
         return ""
 
@@ -171,7 +171,7 @@ class ReportPublisher:
         return self.finished(None, context)
 
     def _prepare(self, result: Any, ctx: RunContext) -> "tuple[str, str, bytes]":
-        import json
+        from ccm import jsonc
 
         if result is None:   # rejected before the run: nothing ran, nothing to count
             from ccm.model.events import SessionSummary
@@ -188,7 +188,7 @@ class ReportPublisher:
                              hostname=hostname, labels=labels, source=source, sha256=ctx.manifest_sha256,
                              start_ns=start, end_ns=ctx.end_ns or time.time_ns(), exit_code=ctx.exit_code,
                              noop=ctx.noop, error=ctx.error)
-        body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        body = jsonc.dumps(doc).encode("utf-8")
         return subject, f"{instance}.{mid}.{start}", body
 
     # --- delivery ---------------------------------------------------------------------------
