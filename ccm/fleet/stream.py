@@ -130,7 +130,21 @@ def _read(conn: Any, subject: str, collect: Any, reset: Any, what: str, *, all_m
 def read_fleet(conn: Any, *, failed: bool = False) -> Fleet:
     """The last report of every host and manifest; ``failed``: of every host whose last
     reports include a failed one (and maybe others: the caller filters), decoding only
-    those (``view.FailedHosts``; ``$CCM_REPORT_CLIENT=nats-py`` decodes every report)."""
+    those (``view.FailedHosts``; ``$CCM_REPORT_CLIENT=nats-py`` decodes every report).
+    The cyclic collector is off meanwhile: 30,000 decoded reports (210,000 containers, no
+    cycles) would have it re-scan the growing fold ~20 times (measured: 0.07-0.2 s)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_fleet(conn, failed)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read_fleet(conn: Any, failed: bool) -> Fleet:
     import os
 
     if failed and os.environ.get("CCM_REPORT_CLIENT", "") != "nats-py":
