@@ -92,10 +92,11 @@ def _hint(head: Optional[bytes]) -> str:
     return head[at:end].strip().decode("ascii", "replace")   # type: ignore[index]
 
 
-def _read(conn: Any, subject: str, collect: Any, reset: Any, what: str, *, all_messages: bool = False) -> None:
+def _read(conn: Any, subject: str, collect: Any, reset: Any, what: str, *, all_messages: bool = False,
+          hints: bool = False) -> None:
     """``collect(subject, body, msg_id, outcome)`` for every message read (``msg_id`` only
-    with ``all_messages``; ``outcome``: the ``Ccm-Outcome`` header, "" without one);
-    ``reset()`` before each attempt (a gap, an election start it again)."""
+    with ``all_messages``; ``outcome`` only with ``hints``: the ``Ccm-Outcome`` header, ""
+    without one); ``reset()`` before each attempt (a gap, an election start it again)."""
     ctx = _fast_context(conn)
     if ctx is not None:
         from ccm.fleet import fastread
@@ -104,7 +105,8 @@ def _read(conn: Any, subject: str, collect: Any, reset: Any, what: str, *, all_m
             reset()
             try:
                 fastread.read(ctx, subject, (lambda s, body, head: collect(s, body, _msg_id(head), "")) if all_messages
-                              else (lambda s, body, head: collect(s, body, "", _hint(head))), all_messages=all_messages,
+                              else (lambda s, body, head: collect(s, body, "", _hint(head))) if hints
+                              else (lambda s, body, head: collect(s, body, "", "")), all_messages=all_messages,
                               what=what)
                 return
             except fastread.Gap:
@@ -154,7 +156,7 @@ def _read_fleet(conn: Any, failed: bool) -> Fleet:
             hosts[0] = FailedHosts()
 
         _read(conn, subjects.all_filter(), lambda s, body, _id, hint: hosts[0].add(s, body, hint), again,
-              "could not read fleet reports")
+              "could not read fleet reports", hints=True)
         return hosts[0].fleet()
     box: List[Fleet] = [Fleet()]
 
