@@ -263,10 +263,12 @@ class Worker:
         except CCMError as exc:
             self.log.error("Could not resolve manifest", error=str(exc))
             self._record_error(str(exc), health_check_only)
+            self._report_rejected(path, str(exc), health_check_only)
             return None
         except Exception as exc:   # the loop must survive anything a manifest does
             self.log.error("Could not execute manifest", error=f"{type(exc).__name__}: {exc}")
             self._record_error(f"{type(exc).__name__}: {exc}", health_check_only)
+            self._report_rejected(path, f"{type(exc).__name__}: {exc}", health_check_only)
             return None
         else:
             if self.agent.reporter is not None and not health_check_only:   # before forget_run drops the records
@@ -329,6 +331,15 @@ class Worker:
             return runner.load(manager, path, self.agent.data, text=good)
         self._good_text = text
         return manifest
+
+    def _report_rejected(self, path: str, error: str, health_check_only: bool) -> None:
+        """A manifest that did not resolve: a failed report naming the error (``report:``)."""
+        if self.agent.reporter is None or health_check_only:
+            return
+        from ccm.fleet.publish import RunContext, file_sha256
+
+        context = RunContext(self.source.shown, manifest_sha256=file_sha256(path), exit_code=1)
+        self.status.report = self.agent.reporter.rejected(context, error).to_dict()
 
     def _record_error(self, message: str, health_check_only: bool) -> None:
         self.status.last_error = message

@@ -151,6 +151,8 @@ def run(argv: List[str]) -> int:
     rc: Optional[int] = None
     result: Any = None
     manager: Any = None
+    rejected = ""   # the error of a manifest rejected before its run
+    failure: Any = None   # (exit code, error) of a run that ended in an exception
     report = _report_setup(args)
     try:
         manager = build_manager(noop=args.noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
@@ -185,14 +187,16 @@ def run(argv: List[str]) -> int:
         finally:
             lock.release()
     except BaseException as exc:
-        if rc is None and (record is not None or metrics is not None):
-            _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,
-                    None, str(exc) or type(exc).__name__)
+        if rc is None:
+            failure = (130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED, str(exc) or type(exc).__name__)
+            rejected = failure[1] if isinstance(exc, Exception) else ""
         raise
     finally:
-        _publish_report(report, rc, result, manager, record)
+        _publish_report(report, rc, result, manager, record, rejected)   # before the records: they note its delivery
         if rc is not None:
             _finish(args, record, metrics, rc, result, "", manager)
+        elif failure is not None and (record is not None or metrics is not None):
+            _finish(args, record, metrics, failure[0], None, failure[1])
 
 
 def _report_setup(args: Any) -> Any:
@@ -225,18 +229,29 @@ def report_labels(facts: List[str]) -> Any:
     return parse_map(facts)
 
 
-def _publish_report(report: Any, rc: Optional[int], result: Any, manager: Any, record: Any) -> None:
-    """The finished run's report (nested applies folded in), its delivery noted in the
-    ``--last-run`` record; never raises, never changes ``rc``."""
+def _publish_report(report: Any, rc: Optional[int], result: Any, manager: Any, record: Any,
+                    rejected: str = "") -> None:
+    """The finished run's report (nested applies folded in), or the failed report of a
+    manifest ``rejected`` before its run (so the fleet sees hosts whose manifest is
+    broken); its delivery noted in the ``--last-run`` record; never raises, never changes
+    ``rc``."""
     if report is None:
         return
     publisher, context = report
     try:
-        if rc is None or result is None:   # rejected, or another run holds the lock: no run to report
+        if rejected:
+            context.exit_code = EXIT_REJECTED
+            if not context.manifest_sha256 and "://" not in context.manifest_source:
+                from ccm.fleet.publish import file_sha256
+
+                context.manifest_sha256 = file_sha256(context.manifest_source)
+            delivered = publisher.rejected(context, rejected).delivered
+        elif rc is None or result is None:   # another run holds the lock, or interrupted: no run to report
             return
-        context.exit_code = rc
-        context.events = manager.session.transaction_events()
-        delivered = publisher.finished(result, context).delivered
+        else:
+            context.exit_code = rc
+            context.events = manager.session.transaction_events()
+            delivered = publisher.finished(result, context).delivered
         if record is not None:
             record.report_delivered = delivered
     finally:

@@ -236,7 +236,7 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_STATE_DIR", "where undelivered fleet reports are queued (default /var/lib/ccm for root)"),
     ("CCM_REPORT_SECONDS", "how long a run may spend delivering its fleet report (default 4)"),
     ("CCM_REPORT_QUEUE_MAX", "queued fleet reports kept, the oldest dropped first (default 100)"),
-    ("CCM_REPORT_CLIENT", "nats-py: publish fleet reports through nats-py, not ccm's small NATS client"),
+    ("CCM_REPORT_CLIENT", "nats-py: publish and read fleet reports through nats-py and json, not ccm's fast paths"),
     ("CCM_NATS_RETRY_SECONDS", "how long JetStream operations retry through elections (default 15)"),
     ("CCM_AGENT_TEST_TIMESCALE", "tests only: a factor (0 < x <= 1) that shrinks every fixed period of ccm agent"),
     ("CCM_SYSLOG_SOCKET", "syslog socket for --syslog (default /dev/log)"),

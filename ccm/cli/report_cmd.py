@@ -69,15 +69,47 @@ def run(argv: List[str]) -> int:
     if not args.command:
         p.print_help()
         return 1
-    from ccm.nats.connection import Connection
-
-    conn = Connection(args.context)
+    conn = ReadConnection(args.context)
     try:
         return int(_COMMANDS[args.command](conn, args))
     except NatsError as exc:
         raise NatsError(_where(conn, str(exc))) from None
     finally:
         conn.close()
+
+
+class ReadConnection:
+    """The commands' connection: the context at once, ``ccm.nats.connection`` (asyncio, ssl,
+    logging: ~30 ms of a fleet read's start) only when nats-py is needed (init, watch, the
+    reference read); the fast reads (``ccm.fleet.fastread``) need only the context."""
+
+    def __init__(self, context_name: str):
+        self.context_name = context_name
+        self._ctx: Any = None
+        self._conn: Any = None
+
+    def connection(self) -> Any:
+        if self._conn is None:
+            from ccm.nats.connection import Connection
+
+            self._conn = Connection(self.context_name)
+        return self._conn
+
+    def context(self) -> Any:
+        if self._conn is not None:
+            return self._conn.context()
+        if self._ctx is None:
+            from ccm.nats.context import load
+
+            self._ctx = load(self.context_name)
+        return self._ctx
+
+    def jetstream(self, *args: Any, **kwargs: Any) -> Any:
+        return self.connection().jetstream(*args, **kwargs)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
 
 
 def _where(conn: Any, text: str) -> str:
@@ -96,7 +128,7 @@ def _init(conn: Any, args: Any) -> int:
     from ccm.fleet import stream
     from ccm.log import UserLogger
 
-    info = stream.init(conn, replicas=args.replicas, max_age=args.max_age)
+    info = stream.init(conn.connection(), replicas=args.replicas, max_age=args.max_age)
     cfg = info.config
     UserLogger().info("Report stream ready", stream=cfg.name, subjects=list(cfg.subjects or []),
                       replicas=cfg.num_replicas or args.replicas, max_age=args.max_age)
@@ -123,7 +155,7 @@ def _fleet(conn: Any, args: Any) -> int:
 
     stale = _stale_seconds(args.stale)
     labels = parse_map(args.label)
-    fleet = stream.read_fleet(conn)
+    fleet = stream.read_fleet(conn, failed=args.failed)
     outcome = "failed" if args.failed else "changed" if args.changed else ""
     rows = fleet.rows(time.time(), stale=stale, outcome=outcome, labels=labels)
     counts = view.summary(rows, fleet.malformed)
@@ -148,10 +180,27 @@ def write_json(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
     10,000 hosts never sit in memory as one document (nor one string)."""
     import json
 
+    line = _row_line()
     out.write('{"hosts": [')
+    chunk: List[str] = []
     for i, row in enumerate(rows):
-        out.write(("," if i else "") + "\n" + json.dumps(row.to_dict(), ensure_ascii=False, separators=(",", ":")))
-    out.write(('\n' if rows else '') + '],\n"summary": ' + json.dumps(counts) + "}\n")
+        chunk.append(("," if i else "") + "\n" + line(row))
+        if len(chunk) == 500:
+            out.write("".join(chunk))
+            chunk.clear()
+    out.write("".join(chunk) + ('\n' if rows else '') + '],\n"summary": ' + json.dumps(counts) + "}\n")
+
+
+def _row_line() -> Any:
+    """One host's JSON line: ``ccm.fleet.rowjson`` (the fast path), or ``json.dumps`` of
+    ``Row.to_dict`` with ``$CCM_REPORT_CLIENT=nats-py``."""
+    if os.environ.get("CCM_REPORT_CLIENT", "") != "nats-py":
+        from ccm.fleet.rowjson import RowWriter
+
+        return RowWriter().line
+    import json
+
+    return lambda row: json.dumps(row.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 def write_yaml(out: Any, rows: List[Any], counts: Dict[str, int]) -> None:
@@ -226,6 +275,8 @@ def show_text(doc: Dict[str, Any]) -> str:
              f"        outcome: {document.outcome(doc)} (exit code {doc.get('exit_code')}"
              f"{', noop' if doc.get('noop') else ''})",
              f"         counts: {counts}"]
+    if doc.get("error"):
+        lines.append(f"       rejected: {doc['error']}")
     for r in doc.get("resources") or ():
         error = f": {r.get('error')}" if r.get("error") else ""
         lines.append(f"  {r.get('outcome', ''):>13}: {r.get('resource', '')}{error}")
@@ -238,7 +289,7 @@ def _watch(conn: Any, args: Any) -> int:
 
     malformed = 0
     try:
-        for subject, doc in stream.watch(conn):
+        for subject, doc in stream.watch(conn.connection()):
             if doc is None:
                 malformed += 1
                 sys.stderr.write(f"ccm: skipped a malformed report on {subject} ({malformed} so far)\n")
@@ -251,6 +302,8 @@ def _watch(conn: Any, args: Any) -> int:
             else:
                 s = doc["summary"]
                 failed = next((r for r in doc.get("resources") or () if r.get("outcome") == "failed"), None)
+                if doc.get("error"):
+                    failed = {"resource": "manifest", "error": doc["error"]}
                 tail = f"  {failed['resource']}: {failed.get('error', '')}" if failed else ""
                 sys.stdout.write(f"{doc['end']}  {doc['hostname']}  {labels_text(doc.get('labels') or {})}  "
                                  f"{outcome}  total={s.get('total', 0)} changed={s.get('changed', 0)} "

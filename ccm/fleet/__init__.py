@@ -19,3 +19,4 @@ STREAM_SUBJECTS = [f"{SUBJECT_PREFIX}.>"]
 CCM_REPORTS = "CCM_REPORTS"   # a stream name, not an environment variable (tests/unattended)
 STREAM = CCM_REPORTS
 KINDS = ("nats", "jetstream")
+OUTCOME_HEADER = "Ccm-Outcome"   # a report's outcome (failed, changed, ok), set by the publisher

@@ -5,7 +5,9 @@ this order: ``instance``, ``hostname``, ``labels``, ``manifest`` (``source``, ``
 ``start``, ``end`` (RFC 3339, UTC), ``duration`` (seconds), ``exit_code``, ``noop``,
 ``summary`` (the counts ``--last-run`` writes) and ``resources``: each changed or failed
 resource as ``{"resource": "type#name", "outcome": "failed"|"changed", "error": "..."}``,
-failed ones first, at most ``MAX_RESOURCES``. ``outcome(doc)`` is the host outcome a
+failed ones first, at most ``MAX_RESOURCES``; a manifest rejected before its run (it
+did not parse or validate) adds ``error``, its one-line error, and lists nothing else.
+``outcome(doc)`` is the host outcome a
 report stands for (``failed`` > ``changed`` > ``ok``); ``check(doc)`` is what readers
 accept. Guarantees: every text passes ``ccm.redact`` (URL user info, every value marked
 ``# @sensitive``); errors are one line of at most ``MAX_ERROR`` characters.
@@ -23,7 +25,7 @@ MAX_RESOURCES = 100
 MAX_ERROR = 300
 OUTCOMES = ("failed", "changed", "ok")   # worst first; readers add "stale"
 KEYS = ("instance", "hostname", "labels", "manifest", "start", "end", "duration", "exit_code", "noop",
-        "summary", "resources")
+        "summary", "resources")   # and "error" in the report of a rejected manifest
 
 
 def clean(text: Any, limit: int = 0) -> str:
@@ -55,12 +57,13 @@ def resources_of(events: Iterable[Any]) -> List[Dict[str, str]]:
 
 
 def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, labels: Mapping[str, str],
-          source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool) -> Dict[str, Any]:
+          source: str, sha256: str, start_ns: int, end_ns: int, exit_code: int, noop: bool,
+          error: str = "") -> Dict[str, Any]:
     from ccm.gocompat.rfc3339 import rfc3339
     from ccm.report import summary_counts
 
     end_ns = max(end_ns, start_ns)
-    return {
+    doc = {
         "instance": instance,
         "hostname": clean(hostname),
         "labels": {clean(k): clean(v) for k, v in labels.items()},
@@ -73,10 +76,16 @@ def build(events: Iterable[Any], summary: Any, *, instance: str, hostname: str, 
         "summary": summary_counts(summary),
         "resources": resources_of(events),
     }
+    if error:
+        doc["error"] = clean(error, MAX_ERROR) or "rejected"
+    return doc
 
 
 def outcome(doc: Mapping[str, Any]) -> str:
-    """``failed`` if any resource failed, else ``changed`` if any changed, else ``ok``."""
+    """``failed`` if any resource failed (or the manifest was rejected), else ``changed`` if
+    any changed, else ``ok``."""
+    if doc.get("error"):
+        return "failed"
     counts = doc.get("summary") or {}
     found = "failed" if counts.get("failed") else "changed" if counts.get("changed") else "ok"
     for r in doc.get("resources") or ():   # the counts say it all unless a report lists more
@@ -90,24 +99,27 @@ def outcome(doc: Mapping[str, Any]) -> str:
 
 
 _STR, _INT, _NUMBER = {str}, {int}, (int, float)
+_TEXTS = ("instance", "hostname", "start", "end")
 
 
-def _is_text_map(value: Any) -> bool:
+def is_text_map(value: Any) -> bool:
     return type(value) is dict and (not value or (set(map(type, value)) == _STR and set(map(type, value.values()))
                                                   == _STR))
 
 
-def inspect(doc: Any) -> Tuple[Optional[str], float]:
+def inspect(doc: Any, *, labels: bool = True) -> Tuple[Optional[str], float]:
     """(what is wrong with ``doc``, or None; its end as Unix seconds). The readers' one
-    check of every message (type tests and C-level maps: a fleet read makes 30,000)."""
+    check of every message (type tests and C-level maps: a fleet read makes 30,000);
+    ``labels=False``: the caller checks the labels (the fleet fold, once per set of labels)."""
     if type(doc) is not dict:
         return "not a JSON object", 0.0
     get = doc.get
-    for key in ("instance", "hostname", "start", "end"):
-        value = get(key)
-        if type(value) is not str or not value:
-            return f"{key} is missing or not text", 0.0
-    if not _is_text_map(get("labels", {})):
+    end: Any = get("end")
+    texts = (get("instance"), get("hostname"), get("start"), end)
+    if set(map(type, texts)) != _STR or not all(texts):
+        key = next(k for k, v in zip(_TEXTS, texts) if type(v) is not str or not v)
+        return f"{key} is missing or not text", 0.0
+    if labels and not is_text_map(get("labels", {})):
         return "labels is not a map of text", 0.0
     manifest = get("manifest")
     if type(manifest) is not dict or type(manifest.get("source")) is not str:
@@ -116,15 +128,17 @@ def inspect(doc: Any) -> Tuple[Optional[str], float]:
     if type(summary) is not dict or (summary and set(map(type, summary.values())) != _INT):
         return "summary is not a map of counts", 0.0
     resources = get("resources", [])
-    if type(resources) is not list or (resources and not all(_is_text_map(r) and "resource" in r
+    if type(resources) is not list or (resources and not all(is_text_map(r) and "resource" in r
                                                              for r in resources)):
         return "resources is not a list of resources", 0.0
+    if type(get("error", "")) is not str:
+        return "error is not text", 0.0
     if type(get("exit_code", 0)) is not int or type(get("duration", 0)) not in _NUMBER:
         return "exit_code or duration is not a number", 0.0
-    end = parse_time(doc["end"])
-    if end is None:
+    seconds = parse_time(end)
+    if seconds is None:
         return "end is not an RFC 3339 time", 0.0
-    return None, end
+    return None, seconds
 
 
 def check(doc: Any) -> Optional[str]:
@@ -133,23 +147,31 @@ def check(doc: Any) -> Optional[str]:
 
 
 _EPOCH: List[Any] = []
+_SECONDS: Dict[str, float] = {}   # "2026-12-04T01:17:05" -> Unix seconds: reports of a fleet share seconds
+_SECONDS_MAX = 100_000
 
 
 def parse_time(text: str) -> Optional[float]:
     """Unix seconds of an RFC 3339 UTC time as ``rfc3339`` writes it (``...Z``), else None
-    (``datetime.fromisoformat`` parses in C; ``strptime`` would cost ~10 us a report)."""
+    (``datetime.fromisoformat`` parses in C, once per distinct second; ``strptime`` would
+    cost ~10 us a report)."""
     if not 20 <= len(text) <= 40 or text[-1] != "Z" or text[10] != "T":
         return None
     frac = text[19:-1]
     if frac and (frac[0] != "." or not frac[1:].isdigit()):
         return None
-    if not _EPOCH:
-        from datetime import datetime
+    head = text[:19]
+    whole = _SECONDS.get(head)
+    if whole is None:
+        if not _EPOCH:
+            from datetime import datetime
 
-        _EPOCH.extend((datetime, datetime(1970, 1, 1)))
-    dt, epoch = _EPOCH
-    try:
-        whole = (dt.fromisoformat(text[:19]) - epoch).total_seconds()
-    except ValueError:
-        return None
-    return whole + (float("0" + frac) if frac else 0.0)
+            _EPOCH.extend((datetime, datetime(1970, 1, 1)))
+        dt, epoch = _EPOCH
+        try:
+            whole = (dt.fromisoformat(head) - epoch).total_seconds()
+        except ValueError:
+            return None
+        if len(_SECONDS) < _SECONDS_MAX:
+            _SECONDS[head] = whole
+    return whole + float("0" + frac) if frac else whole

@@ -51,6 +51,8 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.92em}
 def _failed_items(row: Row) -> str:
     items = []
     for run in sorted(row.host.runs.values(), key=lambda r: -r.end_ts):
+        if run.error:
+            items.append(f"<li><code>manifest</code>: <span class=\"err\">{escape(run.error)}</span></li>")
         for resource, outcome, error in run.resources:
             if outcome == "failed":
                 items.append(f"<li><code>{escape(resource)}</code>: <span class=\"err\">{escape(error)}</span></li>")

@@ -5,7 +5,7 @@ checks its labels and subject tokens, then delivers, oldest first, every report 
 by earlier runs and this one; what cannot be delivered is queued (``ccm.fleet.queue``).
 ``nats`` publishes core NATS (flushed, no acknowledgement); ``jetstream`` waits for the
 stream's acknowledgement, with ``Nats-Msg-Id`` (the server drops a re-sent report) and
-``Nats-Expected-Stream: CCM_REPORTS``.
+``Nats-Expected-Stream: CCM_REPORTS``; both carry the report's outcome in ``Ccm-Outcome``.
 Guarantees: ``finished`` never raises and never changes the run's outcome; it returns
 within ``budget`` seconds (``$CCM_REPORT_SECONDS``, default 4) plus one connect; a
 refused label or token publishes nothing and says so in one line; a report made before
@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from ccm.fleet import KINDS, STREAM, document, subjects
+from ccm.fleet import KINDS, OUTCOME_HEADER, STREAM, document, subjects
 from ccm.fleet.queue import QueueError, ReportQueue
 from ccm.fleet.wire import NoResponders, Refused, Transient, WireError
 from ccm.typing_guard import TYPE_CHECKING
@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, Mapping, Optional
 
 DEFAULT_BUDGET = 4.0
+
+
+def body_outcome(body: bytes) -> str:
+    """The outcome of a report body (``document.outcome``), for ``OUTCOME_HEADER``: readers
+    asked for failed hosts decode only the hosts with a failed report ("" if not a report)."""
+    from ccm import jsonc
+
+    try:
+        return document.outcome(jsonc.loads(body))
+    except (ValueError, TypeError, AttributeError):   # not a report: the readers count it as malformed
+        return ""
 
 
 class Unreachable(Transient):
@@ -78,11 +89,11 @@ class RunContext:
 
     ``events``: every event of the run, nested applies' included (default: the result's);
     ``start_ns``: the run's start (default: its summary's); ``hostname``: default the
-    publisher's (the host's node name).
+    publisher's (the host's node name); ``error``: set by ``ReportPublisher.rejected``.
     """
 
     __slots__ = ("manifest_source", "manifest_sha256", "exit_code", "noop", "labels", "hostname", "events",
-                 "start_ns", "end_ns")
+                 "start_ns", "end_ns", "error")
 
     def __init__(self, manifest_source: str, *, manifest_sha256: str = "", exit_code: int = 0, noop: bool = False,
                  labels: Optional[Mapping[str, str]] = None, hostname: str = "", events: Optional[Iterable[Any]] = None,
@@ -96,6 +107,7 @@ class RunContext:
         self.events = events
         self.start_ns = start_ns
         self.end_ns = end_ns
+        self.error = ""
 
 
 class Delivery:
@@ -151,9 +163,20 @@ class ReportPublisher:
             self.warn(f"report not delivered: {type(exc).__name__}: {exc}")
             return Delivery(error=str(exc), subject=prepared[0])
 
-    def _prepare(self, result: Any, ctx: RunContext) -> "tuple[str, str, bytes]":
-        import json
+    def rejected(self, context: RunContext, error: str) -> Delivery:
+        """The report of a run whose manifest was rejected before it ran (it did not parse or
+        validate): outcome failed, ``context.exit_code`` and ``error`` (one redacted line),
+        no resources. Never raises, as ``finished``."""
+        context.error = error
+        return self.finished(None, context)
 
+    def _prepare(self, result: Any, ctx: RunContext) -> "tuple[str, str, bytes]":
+        from ccm import jsonc
+
+        if result is None:   # rejected before the run: nothing ran, nothing to count
+            from ccm.model.events import SessionSummary
+
+            result = _Rejected(SessionSummary.build([]))
         hostname = ctx.hostname or self.hostname
         labels = subjects.check_labels({**self.labels, **ctx.labels})
         source = document.clean(ctx.manifest_source)
@@ -164,8 +187,8 @@ class ReportPublisher:
         doc = document.build(result.events if ctx.events is None else ctx.events, summary, instance=instance,
                              hostname=hostname, labels=labels, source=source, sha256=ctx.manifest_sha256,
                              start_ns=start, end_ns=ctx.end_ns or time.time_ns(), exit_code=ctx.exit_code,
-                             noop=ctx.noop)
-        body = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                             noop=ctx.noop, error=ctx.error)
+        body = jsonc.dumps(doc).encode("utf-8")
         return subject, f"{instance}.{mid}.{start}", body
 
     # --- delivery ---------------------------------------------------------------------------
@@ -217,7 +240,7 @@ class ReportPublisher:
 
     def send(self, subject: str, msg_id: str, body: bytes, deadline: float) -> None:
         """One report, retried through transient failures until ``deadline``."""
-        headers = {"Nats-Msg-Id": msg_id}
+        headers = {"Nats-Msg-Id": msg_id, OUTCOME_HEADER: body_outcome(body)}
         if self.kind == "jetstream":
             headers["Nats-Expected-Stream"] = STREAM
         delay = 0.1
@@ -256,6 +279,16 @@ class ReportPublisher:
         if transport is not None:
             transport.close()
         self.queue.close()
+
+
+class _Rejected:
+    """The result of a run that never started: no events, zero counts."""
+
+    __slots__ = ("events", "summary")
+
+    def __init__(self, summary: Any):
+        self.events: "list[Any]" = []
+        self.summary = summary
 
 
 class WireTransport:

@@ -33,7 +33,7 @@ class Run:
     """The last report of one manifest of a host, as kept in memory."""
 
     __slots__ = ("manifest_id", "source", "sha256", "start", "end", "end_ts", "duration", "exit_code", "noop",
-                 "outcome", "counts", "resources")
+                 "outcome", "counts", "resources", "error")
 
     def __init__(self, manifest_id: str, doc: Mapping[str, Any], end_ts: float, shared: Dict[Any, Any]):
         get = doc.get
@@ -51,18 +51,23 @@ class Run:
         counts = tuple(map(doc["summary"].get, COUNT_KEYS, _ZEROS))
         self.counts = shared.setdefault(counts, counts)
         resources = get("resources")
-        if resources:
-            self.resources: Tuple[Tuple[str, str, str], ...] = tuple(
+        self.error = get("error") or ""   # a manifest rejected before its run
+        self.resources: Tuple[Tuple[str, str, str], ...] = ()
+        if self.error:
+            self.outcome = "failed"
+        elif resources:
+            self.resources = tuple(
                 (r.get("resource", ""), r.get("outcome", ""), r.get("error", "")) for r in resources)
             self.outcome = document.outcome(doc)
         else:   # document.outcome from the counts alone (most reports list nothing)
-            self.resources = ()
             self.outcome = "failed" if counts[_FAILED] else "changed" if counts[_CHANGED] else "ok"
 
     def count(self, key: str) -> int:
         return self.counts[COUNT_KEYS.index(key)]
 
     def first_failed(self) -> Optional[Tuple[str, str]]:
+        if self.error:
+            return "manifest", self.error
         for resource, outcome, error in self.resources:
             if outcome == "failed":
                 return resource, error
@@ -72,7 +77,8 @@ class Run:
         return {"manifest": {"source": self.source, "sha256": self.sha256}, "start": self.start, "end": self.end,
                 "duration": self.duration, "exit_code": self.exit_code, "noop": self.noop, "outcome": self.outcome,
                 "summary": dict(zip(COUNT_KEYS, self.counts)),
-                "resources": [{"resource": r, "outcome": o, "error": e} for r, o, e in self.resources]}
+                "resources": [{"resource": r, "outcome": o, "error": e} for r, o, e in self.resources],
+                **({"error": self.error} if self.error else {})}
 
 
 class Host:
@@ -133,8 +139,9 @@ def decode(body: bytes) -> Optional[Dict[str, Any]]:
     return decode_timed(body)[0]
 
 
-def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
-    """(the report document or None, its end as Unix seconds)."""
+def decode_timed(body: bytes, labels: bool = True) -> Tuple[Optional[Dict[str, Any]], float]:
+    """(the report document or None, its end as Unix seconds); ``labels=False``: the
+    caller checks the labels (``document.inspect``)."""
     try:   # what json.loads does, minus its encoding detection and wrappers (once per report)
         text = body.decode("utf-8").strip()
         doc, used = _RAW_DECODE(text)
@@ -142,7 +149,7 @@ def decode_timed(body: bytes) -> Tuple[Optional[Dict[str, Any]], float]:
             return None, 0.0
     except (ValueError, RecursionError):
         return None, 0.0
-    problem, end = document.inspect(doc)
+    problem, end = document.inspect(doc, labels=labels)
     return (doc, end) if problem is None else (None, 0.0)
 
 
@@ -155,22 +162,33 @@ class Fleet:
     def add(self, subject: str, body: bytes) -> bool:
         """Fold one report; False (and counted) when it is malformed."""
         instance, mid = parse_subject(subject)
-        doc, end_ts = decode_timed(body) if instance else (None, 0.0)
-        if doc is None or doc["instance"] != instance:
+        doc, end_ts = decode_timed(body, False) if instance else (None, 0.0)
+        labels = self._labels(doc) if doc is not None and doc["instance"] == instance else None
+        if doc is None or labels is None:
             self.malformed += 1
             return False
         shared = self._shared
-        labels = doc.get("labels") or {}
-        key = tuple(sorted(labels.items()))
-        found = shared.get(key)
-        if found is None:
-            found = shared[key] = {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in key}
-        labels = found
         host = self.hosts.get(instance)
         if host is None:
             host = self.hosts[instance] = Host(instance)
         host.add(Run(mid, doc, end_ts, shared), shared.setdefault(doc["hostname"], doc["hostname"]), labels)
         return True
+
+    def _labels(self, doc: Dict[str, Any]) -> Optional[Dict[str, str]]:
+        """The report's labels as one dict shared by every host with the same ones (checked
+        once per set of labels), or None when they are not a map of text."""
+        labels = doc.get("labels") or {}
+        try:
+            key = tuple(sorted(labels.items()))
+            found = self._shared.get(key)
+        except (AttributeError, TypeError):   # not a map, or of values that are not text
+            return None
+        if found is None:
+            if not document.is_text_map(labels):
+                return None
+            shared = self._shared
+            found = shared[key] = {shared.setdefault(k, k): shared.setdefault(v, v) for k, v in key}
+        return found
 
     def rows(self, now: float, *, stale: Optional[float] = None, outcome: str = "",
              labels: Optional[Mapping[str, str]] = None) -> List[Row]:
@@ -186,6 +204,34 @@ class Fleet:
             out.append(Row(host, state, max(0.0, now - host.last)))
         out.sort(key=lambda r: (-r.host.last, r.host.hostname))
         return out
+
+
+class FailedHosts:
+    """A fleet read for ``--failed``: every body kept as it arrives, and only the hosts with
+    a report whose ``Ccm-Outcome`` header is not ``ok`` or ``changed`` (``failed``, or none:
+    an older publisher's) decoded, all of their reports. Why: 50 failed hosts of 10,000 need
+    150 decoded reports, not 30,000. Not: malformed reports of the other hosts are not
+    counted (they are not decoded)."""
+
+    def __init__(self) -> None:
+        self.bodies: Dict[str, List[Tuple[str, bytes]]] = {}
+        self.wanted: Dict[str, None] = {}
+
+    def add(self, subject: str, body: bytes, outcome: str) -> None:
+        host = subject[:subject.rfind(".")]   # the subject without its manifest id
+        found = self.bodies.get(host)
+        if found is None:
+            found = self.bodies[host] = []
+        found.append((subject, body))
+        if outcome != "ok" and outcome != "changed":
+            self.wanted[host] = None
+
+    def fleet(self) -> Fleet:
+        fleet = Fleet()
+        for host in self.wanted:
+            for subject, body in self.bodies[host]:
+                fleet.add(subject, body)
+        return fleet
 
 
 def summary(rows: Iterable[Row], malformed: int = 0) -> Dict[str, int]:

@@ -4,7 +4,7 @@ What: ``WireClient(context)`` speaks the NATS client protocol over one socket (I
 CONNECT, PING/PONG, SUB, HPUB, MSG/HMSG): ``publish`` (core, flushed by a PING) and
 ``request`` (a JetStream publish: the reply is its acknowledgement). Why: importing
 nats-py and asyncio costs a cron run ~100-200 ms, ten times the budget of a report; this
-costs ``_socket`` and ``json`` (and ``ssl`` for TLS contexts).
+costs ``_socket`` and ``_json`` (``ccm.jsonc``; and ``ssl`` for TLS contexts).
 Guarantees: every call ends by its deadline; servers are tried in random order, each
 with a connect timeout; TLS (``tls://``, ``ca``, ``cert``/``key``, ``tls_first``, or a
 server that requires it), user/password, token and ``inbox_prefix`` are honoured; a
@@ -16,10 +16,10 @@ Not: nkey/creds logins, websockets, SOCKS (``supports`` says no; the reference p
 from __future__ import annotations
 
 import _socket
-import json
 import os
 import time
 
+from ccm import jsonc
 from ccm.nats.context import NatsContext, redact_url
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -136,7 +136,7 @@ class WireClient:
         line = self._line(deadline)
         if not line.startswith(b"INFO "):
             raise Transient(f"unexpected greeting from {redact_url(url)}")
-        self._info = json.loads(line[5:].decode("utf-8", "replace"))
+        self._info = jsonc.loads(line[5:].decode("utf-8", "replace"))
         tls = tls or bool(self._info.get("tls_required"))
         if tls and not ctx.tls_first:
             self._sock = self._tls_context().wrap_socket(sock, server_hostname=host)
@@ -150,7 +150,7 @@ class WireClient:
             opts["auth_token"] = user
         if ctx.token:
             opts["auth_token"] = ctx.token
-        self._send(b"CONNECT " + json.dumps(opts).encode("utf-8") + CRLF + b"PING" + CRLF)
+        self._send(b"CONNECT " + jsonc.dumps(opts).encode("utf-8") + CRLF + b"PING" + CRLF)
         while True:
             op = self._line(deadline)
             if op == b"PONG":
@@ -314,7 +314,20 @@ class WireClient:
         self._send(line.encode("utf-8") + CRLF + body + CRLF)
 
     def next_message(self, deadline: float) -> Tuple[str, str, str, Optional[bytes], bytes]:
-        """The next MSG/HMSG: (subject, sid, reply, header block or None, payload)."""
+        """The next MSG/HMSG: (subject, sid, reply, header block or None, payload). A fleet
+        read takes 30,000: one whole HMSG already in the buffer is cut out in one step."""
+        buf = self._buf
+        end = buf.find(CRLF)
+        if end > 0 and buf.startswith(b"HMSG "):
+            parts = bytes(buf[5:end]).split()
+            if len(parts) == 5 and parts[4].isdigit() and parts[3].isdigit():
+                head, total = int(parts[3]), int(parts[4])
+                start = end + 2
+                if head <= total <= MAX_MESSAGE and len(buf) >= start + total + 2:
+                    data = bytes(buf[start:start + total])
+                    del buf[:start + total + 2]
+                    return (parts[0].decode("utf-8", "replace"), parts[1].decode("ascii", "replace"),
+                            parts[2].decode("utf-8", "replace"), data[:head], data[head:])
         while True:
             kind, value = self._next_op(deadline)
             if kind == b"MSG":
@@ -370,7 +383,7 @@ def ack_of(payload: bytes) -> Dict[str, Any]:
     """A JetStream publish acknowledgement: ``{"stream": .., "seq": ..}``, or ``Refused``/
     ``Transient`` for its error (503 and leader errors are transient)."""
     try:
-        doc = json.loads(payload.decode("utf-8"))
+        doc = jsonc.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise Transient("malformed acknowledgement") from None
     if not isinstance(doc, dict):
@@ -391,7 +404,7 @@ def stream_missing(client: WireClient, api_prefix: str, stream: str, deadline: f
     """Whether JetStream says ``stream`` does not exist (False when it exists or cannot say)."""
     try:
         payload = client.request(f"{api_prefix}.STREAM.INFO.{stream}", b"", {}, deadline)
-        doc = json.loads(payload.decode("utf-8"))
+        doc = jsonc.loads(payload.decode("utf-8"))
     except (WireError, UnicodeDecodeError, ValueError):
         return False
     error = doc.get("error") if isinstance(doc, dict) else None

@@ -58,6 +58,28 @@ def test_agent_reports_each_apply_and_says_whether_it_was_delivered(tmp_path, en
     assert [h["hostname"] for h in fleet["hosts"]] == [os.uname().nodename]
 
 
+def test_agent_reports_a_manifest_that_does_not_resolve_as_failed(tmp_path, env, nats_server, state_dir):
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
+    m = tmp_path / "m.yaml"
+    m.write_text("ccm:\n  resources:\n    - file:\n        - /tmp/x:\n            ensure: bogus\n")
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {
+        "interval": "1h", "manifests": [str(m)], "monitor_port": port, "cache_dir": str(tmp_path / "c"),
+        "report": {"publisher": "jetstream", "labels": {"role": "agent"}}})
+    agent = AgentProcess(cfg, str(tmp_path), port, env=env)
+    try:
+        st = agent.wait_status(lambda s: s["manifests"] and (s["manifests"][0].get("report") or {}).get("delivered"),
+                               30)
+        assert st["manifests"][0]["outcome"] == "error"
+    finally:
+        assert agent.stop() == 0
+    (run,) = json.loads(ccm("report", "show", os.uname().nodename, "--json", env=env, cwd=ROOT).stdout)["reports"]
+    assert run["exit_code"] == 1 and run["labels"] == {"role": "agent"} and run["resources"] == []
+    assert "invalid ensure value" in run["error"] and run["manifest"]["source"] == str(m)
+    fleet = json.loads(ccm("report", "fleet", "--failed", "--json", env=env, cwd=ROOT).stdout)
+    assert fleet["hosts"][0]["first_failed"] == {"resource": "manifest", "error": run["error"]}
+
+
 @pytest.mark.parametrize("value,message", [
     ("kafka", "report.publisher: invalid report publisher 'kafka' (expected nats or jetstream)"),
     ({"publisher": "nats", "labels": {"role": "a.b"}}, "report.labels: label 'role': value holds '.'"),

@@ -102,3 +102,13 @@ def test_instance_tokens_are_registrations_ids():
         assert fnv1a64_hex(text) == format(fnv1a64(text.encode()), "016x")
     assert fnv1a64_hex("a") == "af63dc4c8601ec8c" and fnv1a64_hex("foobar") == "85944171f73967e8"
     assert instance_token("web1") == fnv1a64_hex("web1") and manifest_id("/x") == fnv1a64_hex("/x")
+
+
+def test_a_rejected_manifest_is_a_failed_report_with_its_one_line_error():
+    doc = build([], exit_code=1, error="invalid YAML:\n  line 3 https://bob:hunter2@example.com/x")
+    assert list(doc) == list(document.KEYS) + ["error"] and doc["resources"] == []
+    assert doc["error"].startswith("invalid YAML: line 3 http")
+    assert "\n" not in doc["error"] and "hunter2" not in doc["error"]
+    assert document.check(doc) is None and document.outcome(doc) == "failed"
+    assert document.check(dict(doc, error=5)) == "error is not text"
+    assert "error" not in build([])

@@ -87,6 +87,7 @@ def test_a_run_before_init_is_queued_and_delivered_first_once_the_stream_exists(
     assert [r["outcome"] for r in d1["resources"]] == ["failed", "changed"]
     assert d2["resources"][0]["resource"] == f"file#{tmp_path}/out/missing-dir/x/y.txt"
     assert h1["Nats-Expected-Stream"] == STREAM and h1["Nats-Msg-Id"] != h2["Nats-Msg-Id"]
+    assert h1["Ccm-Outcome"] == h2["Ccm-Outcome"] == "failed"   # the queued one's too
 
 
 def test_the_nats_publisher_and_a_clean_run(tmp_path, env, nats_server):
@@ -95,6 +96,7 @@ def test_the_nats_publisher_and_a_clean_run(tmp_path, env, nats_server):
     assert r.returncode == 2 and r.stderr == "", r.stderr
     (subject, doc, headers), = stored(nats_server.url)
     assert doc["exit_code"] == 2 and doc["summary"]["failed"] == 0 and "Nats-Expected-Stream" not in headers
+    assert headers["Ccm-Outcome"] == "changed"
 
 
 def test_a_down_server_costs_the_run_little_and_the_report_is_queued(tmp_path, env, state_dir):
@@ -198,11 +200,13 @@ def test_nested_applies_fold_into_the_parents_report(tmp_path, env, nats_server)
 
 
 def test_a_steady_publish_imports_neither_nats_nor_asyncio(tmp_path, env, nats_server):
+    """Nor ``json`` and ``re`` (``ccm.jsonc``): a steady apply without reporting imports neither."""
     assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     path = manifest(tmp_path, fail=False)
-    code = ("import sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r, '--publish-report',"
-            " 'jetstream']); print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('nats', 'asyncio')))"
-            % str(path))
+    assert ccm("apply", "--no-report", str(path), env=env, cwd=tmp_path).returncode == 0   # steady from now on
+    code = ("import sys; before = set(sys.modules); from ccm.cli.main import main; rc = main(['apply', '--no-report',"
+            " %r, '--publish-report', 'jetstream']); print(rc, sorted(m for m in set(sys.modules) - before"
+            " if m.split('.')[0] in ('nats', 'asyncio', 'json', 're')))" % str(path))   # (site may import re)
     import subprocess
 
     r = subprocess.run([sys.executable, "-c", code], env=env, cwd=str(tmp_path), capture_output=True, text=True,
@@ -241,8 +245,8 @@ def test_the_fast_path_and_the_reference_publish_the_same_messages(tmp_path, env
             p.close()
     msgs = stored(nats_server.url)
     assert [(s, d, h) for s, d, h in msgs] == [
-        (subject, {"x": 1}, {"Nats-Msg-Id": f"id-{c}-{k}", **({"Nats-Expected-Stream": STREAM} if k == "jetstream"
-                                                                else {})})
+        (subject, {"x": 1}, {"Nats-Msg-Id": f"id-{c}-{k}", "Ccm-Outcome": "ok",
+                             **({"Nats-Expected-Stream": STREAM} if k == "jetstream" else {})})
         for c in ("wire", "nats-py") for k in ("jetstream", "nats")]
     nats_server.stop()
     for client in ("wire", "nats-py"):
@@ -253,3 +257,43 @@ def test_the_fast_path_and_the_reference_publish_the_same_messages(tmp_path, env
         p.close()
     assert all(f"could not connect to {nats_server.url}" in text and "context 'CCM'" in text
                for text in outcomes.values()), outcomes
+
+
+@pytest.mark.parametrize("kind", ["jetstream", "nats"])
+def test_a_rejected_manifest_publishes_a_failed_report_naming_its_error(tmp_path, env, nats_server, state_dir, kind):
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("ccm:\n  resources:\n    - file:\n        - /tmp/x:\n            ensure: bogus\n")
+    r = apply(tmp_path, env, broken, "--fact", "role=web", "--last-run", str(tmp_path / "last.json"), kind=kind)
+    assert r.returncode == 1 and "invalid ensure value" in r.stderr, r.stderr
+    assert "report" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert json.loads((tmp_path / "last.json").read_text())["report_delivered"] is True
+    (subject, doc, headers), = stored(nats_server.url)
+    assert subject.startswith(f"choria.ccm.reports.{instance_token(HOST)}.") and headers["Ccm-Outcome"] == "failed"
+    assert doc["exit_code"] == 1 and doc["labels"] == {"role": "web"} and doc["resources"] == []
+    assert doc["manifest"]["source"] == str(broken)
+    import hashlib
+
+    assert doc["manifest"]["sha256"] == hashlib.sha256(broken.read_bytes()).hexdigest()
+    assert "\n" not in doc["error"] and "ensure: invalid ensure value" in doc["error"]
+    from ccm.fleet import document
+
+    assert document.check(doc) is None and document.outcome(doc) == "failed"
+    listed = ccm("report", "fleet", "--failed", "--json", env=env, cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr
+    host, = json.loads(listed.stdout)["hosts"]
+    assert host["outcome"] == "failed" and host["first_failed"] == {"resource": "manifest", "error": doc["error"]}
+    assert host["manifests"][0]["error"] == doc["error"]
+    text = ccm("report", "fleet", env=env, cwd=ROOT).stdout
+    assert f"manifest: {doc['error']}" in text and "failed=1 stale=0" in text, text
+    assert f"rejected: {doc['error']}" in ccm("report", "show", HOST, env=env, cwd=ROOT).stdout
+
+
+def test_a_manifest_that_cannot_be_fetched_is_reported_redacted(tmp_path, env, nats_server, state_dir):
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
+    url = f"http://bob:hunter2@127.0.0.1:{free_port()}/site.tar.gz"
+    r = ccm("apply", "--no-report", url, "--publish-report", "jetstream", env=env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 1 and "hunter2" not in r.stderr, r.stderr
+    (_, doc, _), = stored(nats_server.url)
+    assert doc["error"] and doc["exit_code"] == 1 and "hunter2" not in json.dumps(doc)
+    assert doc["manifest"]["source"].startswith("http://") and doc["manifest"]["sha256"] == ""

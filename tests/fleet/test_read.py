@@ -19,11 +19,14 @@ from ccm.fleet.subjects import instance_token
 pytestmark = pytest.mark.nats
 
 
-def publish(url, *items):
+def publish(url, *items, outcome=None):
+    """Reports published as an older publisher does (no headers) or, with ``outcome``, with
+    the ``Ccm-Outcome`` header the publisher sets (``outcome(doc)`` of each document)."""
     async def fn(nc):
         js = nc.jetstream()
         for subject, body in items:
-            await js.publish(subject, body)
+            headers = {"Ccm-Outcome": outcome(json.loads(body))} if outcome else None
+            await js.publish(subject, body, headers=headers)
     run_js(url, fn)
 
 
@@ -200,3 +203,37 @@ def test_the_fast_read_and_the_reference_read_agree(env, nats_server, monkeypatc
         errors[client] = r.stderr
         assert r.returncode == 1 and f"could not connect to {nats_server.url}" in r.stderr, r.stderr
         assert "context 'CCM'" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_failed_hosts_read_through_the_outcome_header_and_the_full_read_agree(env, nats_server, monkeypatch):
+    """One differential test: ``--failed`` decoding only hosts with a failed (or unmarked)
+    report against decoding every report (``CCM_REPORT_CLIENT=nats-py``)."""
+    from ccm.fleet import document, stream
+    from ccm.nats.connection import Connection
+
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
+    marked = [report(f"h{i}", ("ok", "changed", "failed")[i % 3], labels={"n": str(i % 4)}, age=i,
+                     source=f"/etc/ccm/m{i % 2}.yaml") for i in range(60)]
+    marked += [report("h2", "ok", age=1, source="/etc/ccm/m1.yaml")]   # failed m0, ok m1: listed as failed
+    unmarked = [report(f"old{i}", ("ok", "failed")[i % 2], age=100 + i) for i in range(6)]
+    publish(nats_server.url, *marked, outcome=document.outcome)
+    publish(nats_server.url, *unmarked)
+    now = time.time()
+    out = {}
+    for client in ("wire", "nats-py"):
+        monkeypatch.setenv("CCM_REPORT_CLIENT", client)
+        conn = Connection("CCM")
+        try:
+            out[client] = stream.read_fleet(conn, failed=True)
+        finally:
+            conn.close()
+        r = ccm("report", "fleet", "--failed", "--json", env=dict(env, CCM_REPORT_CLIENT=client), cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+        out[client + " cli"] = [dict(h, age_seconds=0) for h in json.loads(r.stdout)["hosts"]]
+    fast, ref = out["wire"], out["nats-py"]
+    rows = [r.to_dict() for r in fast.rows(now, outcome="failed")]
+    assert rows == [r.to_dict() for r in ref.rows(now, outcome="failed")] and len(rows) == 20 + 3
+    assert out["wire cli"] == out["nats-py cli"] and len(out["wire cli"]) == 23
+    assert len(ref.hosts) == 66 and len(fast.hosts) == 20 + 6   # the marked ok and changed hosts: not decoded
+    h2 = next(r for r in rows if r["hostname"] == "h2")
+    assert [m["outcome"] for m in h2["manifests"]] == ["failed", "ok"]

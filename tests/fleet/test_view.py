@@ -118,3 +118,35 @@ def test_streamed_json_and_yaml_are_the_documents():
         out = io.StringIO()
         write_yaml(out, rows, counts)
         assert out.getvalue() == to_yaml(doc) and yaml.safe_load(out.getvalue()) == doc
+
+
+def test_the_fast_json_lines_and_json_dumps_agree(monkeypatch):
+    """One differential test: ``ccm.fleet.rowjson`` against ``json.dumps(row.to_dict())``."""
+    import io
+
+    from ccm.cli.report_cmd import write_json
+    from ccm.fleet import subjects
+
+    items = [report(f"h{i}", ("ok", "changed", "failed")[i % 3], labels={"n": str(i % 4), "é\"x": "ü\\\n\t"},
+                    age=i * 7.25, source=f"/etc/ccm/m{i % 2}.yaml", error=f"bad \"{i}\" ünïcödé \u2028 \x01")
+             for i in range(30)]
+    odd = json.loads(items[0][1])
+    odd.update(duration=float("inf"), exit_code=-3, noop=True, hostname="ho\"st\\", start="2020-01-01T00:00:00Z")
+    odd["summary"]["total"] = 10**20
+    odd["manifest"]["sha256"] = "\x7f\"\u00ff"
+    rejected = json.loads(items[1][1])
+    rejected.update(resources=[], error="invalid YAML: \"x\" \U0001F600")
+    weird = dict(json.loads(items[2][1]), duration=float("nan"), labels={}, summary={})
+    for doc, source in ((odd, "/a"), (rejected, "/b"), (weird, "/c")):
+        doc["manifest"]["source"] = source
+        items.append((subjects.report_subject(doc["instance"], subjects.manifest_id(source)), json.dumps(doc).encode()))
+    rows = fleet_of(*items).rows(time.time(), stale=60)
+    counts = view.summary(rows)
+    out = {}
+    for client in ("wire", "nats-py"):
+        monkeypatch.setenv("CCM_REPORT_CLIENT", client)
+        buf = io.StringIO()
+        write_json(buf, rows, counts)
+        out[client] = buf.getvalue()
+    assert out["wire"] == out["nats-py"] and len(rows) == 30
+    assert "NaN" in out["wire"] and "Infinity" in out["wire"] and '"error":"invalid YAML' in out["wire"]
