@@ -140,7 +140,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
                 response_headers.update({k.lower(): v for k, v in resp.headers.items()})
             sock = _socket_of(resp)
             declared = resp.headers.get("Content-Length")
-            expected = int(declared) if declared and (declared.strip().isascii() and declared.strip().isdigit()) else None
+            numeric = declared.strip().isascii() and declared.strip().isdigit()
+            expected = int(declared) if declared and numeric else None
             if expected is not None and expected > limit:
                 raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
             while True:
@@ -165,7 +166,8 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
                 raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
     except HTTPGetError:
         raise
-    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():
+    # The watchdog's own timeout reads as any of these; only once it fired (else the empty tuple catches nothing).
+    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():  # noqa: B030
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except urllib.error.HTTPError as exc:
         if exc.code == 304:

@@ -32,8 +32,8 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import BinaryIO, Callable, List, Optional, Tuple
 
-__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
-           "redact_url"]
+__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source",
+           "parse_checksum", "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
 _BUNDLE_SUFFIXES = (".tar.gz", ".tgz")

@@ -162,7 +162,8 @@ def _tar_members(tf: tarfile.TarFile, max_entries: int = DEFAULT_LIMITS.max_entr
             try:
                 target = _clean_name(info.linkname)
             except UnsafeArchive:
-                raise UnsafeArchive(f"hardlink {info.name!r} points outside the destination ({info.linkname})") from None
+                raise UnsafeArchive(
+                    f"hardlink {info.name!r} points outside the destination ({info.linkname})") from None
             out.append(Member(name, HARDLINK, mode, target=target, ref=info))
         elif info.ischr() or info.isblk():
             raise UnsafeArchive(f"member {info.name!r} is a device file")

@@ -79,7 +79,8 @@ def _service_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("ensure", nargs="?", default="running", help="running or stopped")
     p.add_argument("--enable", action="store_true", help="enable at boot")
     p.add_argument("--disable", action="store_true", help="disable at boot")
-    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name", help="restart when it changed")
+    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name",
+                   help="restart when it changed")
 
 
 def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
@@ -122,7 +123,8 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         if sep:
             group = g or group
     mode = args.mode or ("0755" if args.ensure == "directory" else "0644")
-    props: Dict[str, Any] = {"name": os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name,
+    name = os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name
+    props: Dict[str, Any] = {"name": name,
                              "ensure": args.ensure, "owner": owner, "group": group, "mode": mode}
     if args.content is not None:
         props["content"] = args.content
@@ -248,7 +250,8 @@ def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS)
     sp.add_argument("--context", default=argparse.SUPPRESS, help="NATS context (default: CCM, env NATS_CONTEXT)")
-    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS, help="registration stream (default: REGISTRATION)")
+    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS,
+                    help="registration stream (default: REGISTRATION)")
 
 
 def default_spec(type_name: str) -> Any:
@@ -303,7 +306,8 @@ def _selected(argv: List[str]) -> Optional[str]:
 def run(argv: List[str]) -> int:
     args = parser(_selected(argv)).parse_args(argv)
     if not args.type:
-        raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
+        raise UsageError("a subcommand from the list below is required, "
+                         "use --help for full help including flags and arguments")
     if args.type == "api":
         return run_pipe(args)
     type_name = _canonical().get(args.type, args.type)

@@ -144,7 +144,8 @@ class IntListKind(Kind):
         items = value if isinstance(value, list) else [value]
         out: List[int] = []
         for x in items:
-            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
+            if isinstance(x, bool) or not isinstance(x, (int, str)) or (
+                    isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
                 raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
             out.append(int(x) if isinstance(x, int) else _to_int(x, key, "expected a list of integers"))
         return out

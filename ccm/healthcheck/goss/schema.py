@@ -30,7 +30,8 @@ class GossType:
     ident: str                   # attribute overriding the map key (path, url, exec, ...)
     tests: FrozenSet[str]        # attributes that are tests (counted, matched)
     readers: FrozenSet[str] = frozenset()   # tests matched line by line with goss patterns
-    options: Mapping[str, str] = field(default_factory=dict)   # attribute -> kind ("bool", "int", "str", "str_list", "any")
+    # attribute -> kind ("bool", "int", "str", "str_list", "any")
+    options: Mapping[str, str] = field(default_factory=dict)
     unsupported: FrozenSet[str] = frozenset()  # real goss attributes ccm does not evaluate
 
 

@@ -87,7 +87,8 @@ def validate(props: Properties) -> None:
         if not parsed.scheme or not parsed.netloc:
             raise ValidationError("url must be absolute (include scheme like http:// or https://)", field="url")
         if parsed.scheme.lower() not in ("http", "https"):
-            raise ValidationError(f"url scheme must be http or https, got {parsed.scheme!r} in {_redact(url)}", field="url")
+            raise ValidationError(f"url scheme must be http or https, got {parsed.scheme!r} in {_redact(url)}",
+                                  field="url")
         base = os.path.basename(parsed.path)
         if not base:
             raise ValidationError("url must have a filename in the path", field="url")

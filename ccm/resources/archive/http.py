@@ -51,7 +51,8 @@ class HttpArchiveProvider:
 
     def status(self, path: str, creates: Optional[str] = None) -> ResourceState:
         meta: dict = {"name": path}
-        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
+        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta},
+                              timestamp_ns=now_ns())
         try:
             st = os.stat(path)
         except FileNotFoundError:

@@ -187,7 +187,8 @@ class AptProvider:
         with self.lock.hold(f"apt-get remove {pkg}"):
             res = self._changing(["apt-get", "-q", "-y", "remove", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to uninstall {pkg}", detail=res.detail_with_output(apt_errors(res.stderr) or None))
+            raise ProviderError(f"failed to uninstall {pkg}",
+                                detail=res.detail_with_output(apt_errors(res.stderr) or None))
 
 
 # --- factory -------------------------------------------------------------------------------

@@ -178,13 +178,15 @@ class DnfProvider:
         with self.lock.hold(f"dnf downgrade {pkg}-{version}"):
             res = self._changing(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
+            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}",
+                                detail=res.detail_with_output(last_error_line(res)))
 
     def uninstall(self, pkg: str) -> None:
         with self.lock.hold(f"dnf remove {pkg}"):
             res = self._changing(["dnf", "remove", "-y", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
+            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}",
+                                detail=res.detail_with_output(last_error_line(res)))
 
 
 # --- factory -------------------------------------------------------------------------------

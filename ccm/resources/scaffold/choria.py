@@ -354,7 +354,8 @@ class ChoriaScaffoldProvider:
         if stable:
             meta["stable"] = stable
         meta["engine"] = job.engine
-        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta}, timestamp_ns=now_ns())
+        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta},
+                             timestamp_ns=now_ns())
 
     def remove(self, target: str, files: Sequence[str]) -> None:
         """Delete ``files``, then the directories they leave empty (never ``target``
