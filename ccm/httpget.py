@@ -25,7 +25,7 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from typing import Dict, List, Mapping, Optional, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_BYTES = 4 << 30          # archives and bundles; $CCM_MAX_DOWNLOAD_BYTES overrides
@@ -110,60 +110,14 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
     """
     limit = download_limit() if max_bytes is None else max_bytes
     shown = redact_url(url)
-    try:
-        clean, url_user, url_pass = split_credentials(url)
-        scheme = urllib.parse.urlsplit(clean).scheme
-    except ValueError as exc:
-        raise HTTPGetError(f"invalid url {shown}: {exc}") from None
-    if scheme not in ("http", "https"):
-        raise HTTPGetError(f"unsupported url scheme {scheme!r} in {shown}")
-    request = urllib.request.Request(clean, method="GET")
-    explicit = dict(headers or {})
-    if not any(k.lower() == "authorization" for k in explicit):
-        if username and password:
-            request.add_header("Authorization", basic_auth(username, password))
-        elif url_user:
-            request.add_header("Authorization", basic_auth(url_user, url_pass))
-    for key, value in explicit.items():
-        request.add_header(key, value)
+    request = _request(url, shown, username, password, headers)
     watchdog = _Watchdog(timeout)
     opener = urllib.request.build_opener(_WatchedHTTP(watchdog),
                                          _WatchedHTTPS(watchdog, ssl.create_default_context()), _Redirects())
-    deadline = time.monotonic() + timeout
-    total = 0
+    body = _Body(out, shown, limit, time.monotonic() + timeout, timeout, watchdog)
     try:
         with watchdog, opener.open(request, timeout=timeout) as resp:
-            status = resp.getcode()
-            if status != 200:
-                raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
-            if response_headers is not None:
-                response_headers.update({k.lower(): v for k, v in resp.headers.items()})
-            sock = _socket_of(resp)
-            declared = resp.headers.get("Content-Length")
-            numeric = declared.strip().isascii() and declared.strip().isdigit()
-            expected = int(declared) if declared and numeric else None
-            if expected is not None and expected > limit:
-                raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
-                if sock is not None and not resp.isclosed():
-                    try:
-                        sock.settimeout(remaining)
-                    except OSError:
-                        sock = None
-                chunk = resp.read1(_CHUNK)
-                if watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
-                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > limit:
-                    raise HTTPGetError(f"GET {shown}: body exceeds the limit of {limit} bytes")
-                out.write(chunk)
-            if expected is not None and total != expected:
-                raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
+            body.read(resp, response_headers)
     except HTTPGetError:
         raise
     # The watchdog's own timeout reads as any of these; only once it fired (else the empty tuple catches nothing).
@@ -182,7 +136,85 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
         raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
     except (OSError, ValueError, http.client.HTTPException) as exc:
         raise HTTPGetError(f"GET {shown}: {redact_url(_in_words(exc)) or type(exc).__name__}") from None
-    return total
+    return body.total
+
+
+def _request(url: str, shown: str, username: str, password: str,
+             headers: Optional[Mapping[str, str]]) -> urllib.request.Request:
+    """The GET request for ``url``: its user info moved into basic auth unless credentials or an
+    explicit ``Authorization`` header say otherwise."""
+    try:
+        clean, url_user, url_pass = split_credentials(url)
+        scheme = urllib.parse.urlsplit(clean).scheme
+    except ValueError as exc:
+        raise HTTPGetError(f"invalid url {shown}: {exc}") from None
+    if scheme not in ("http", "https"):
+        raise HTTPGetError(f"unsupported url scheme {scheme!r} in {shown}")
+    request = urllib.request.Request(clean, method="GET")
+    explicit = dict(headers or {})
+    if not any(k.lower() == "authorization" for k in explicit):
+        if username and password:
+            request.add_header("Authorization", basic_auth(username, password))
+        elif url_user:
+            request.add_header("Authorization", basic_auth(url_user, url_pass))
+    for key, value in explicit.items():
+        request.add_header(key, value)
+    return request
+
+
+class _Body:
+    """One response body streamed into ``out`` under the size limit and the one deadline."""
+
+    def __init__(self, out: Sink, shown: str, limit: int, deadline: float, timeout: float,
+                 watchdog: _Watchdog) -> None:
+        self.out = out
+        self.shown = shown
+        self.limit = limit
+        self.deadline = deadline
+        self.timeout = timeout
+        self.watchdog = watchdog
+        self.total = 0
+
+    def _timed_out(self) -> HTTPGetError:
+        return HTTPGetError(f"GET {self.shown}: timed out after {self.timeout:g}s")
+
+    def read(self, resp: Any, response_headers: Optional[Dict[str, str]]) -> None:
+        status = resp.getcode()
+        if status != 200:
+            raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
+        if response_headers is not None:
+            response_headers.update({k.lower(): v for k, v in resp.headers.items()})
+        sock = _socket_of(resp)
+        expected = self._declared_length(resp)
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._timed_out()
+            if sock is not None and not resp.isclosed():
+                try:
+                    sock.settimeout(remaining)
+                except OSError:
+                    sock = None
+            chunk = resp.read1(_CHUNK)
+            if self.watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
+                raise self._timed_out()
+            if not chunk:
+                break
+            self.total += len(chunk)
+            if self.total > self.limit:
+                raise HTTPGetError(f"GET {self.shown}: body exceeds the limit of {self.limit} bytes")
+            self.out.write(chunk)
+        if expected is not None and self.total != expected:
+            raise HTTPGetError(f"GET {self.shown}: body of {self.total} bytes does not match "
+                               f"Content-Length {expected}")
+
+    def _declared_length(self, resp: Any) -> Optional[int]:
+        declared = resp.headers.get("Content-Length")
+        numeric = bool(declared) and declared.strip().isascii() and declared.strip().isdigit()
+        expected = int(declared) if numeric else None
+        if expected is not None and expected > self.limit:
+            raise HTTPGetError(f"GET {self.shown}: Content-Length {expected} exceeds the limit of {self.limit} bytes")
+        return expected
 
 
 def _in_words(reason: object) -> str:
