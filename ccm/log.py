@@ -116,8 +116,9 @@ def _install() -> None:
     # logger (which has no handler of ours), so embedding code and tests can observe them.
     logger = logging.getLogger("ccm")
     logger.setLevel(_threshold())
-    if not any(getattr(h, "ccm_internal", False) for h in logger.handlers):
-        logger.addHandler(_internal_handler())
+    handler_class = _internal_handler_class()
+    if not any(isinstance(h, handler_class) for h in logger.handlers):
+        logger.addHandler(handler_class())
 
 
 def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> bool:
@@ -246,16 +247,21 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-def _internal_handler() -> "logging.Handler":
-    import logging
+_handler_class: List[Any] = []   # [the handler class], made once: logging is imported late
 
-    class _InternalHandler(logging.Handler):
-        ccm_internal = True
 
-        def emit(self, record: logging.LogRecord) -> None:
-            _emit_internal(record)
+def _internal_handler_class() -> "type[logging.Handler]":
+    """The class of our handler on the ``ccm`` logger (one per process, so a second
+    ``configure`` recognises the handler the first one added)."""
+    if not _handler_class:
+        import logging
 
-    return _InternalHandler()
+        class _InternalHandler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                _emit_internal(record)
+
+        _handler_class.append(_InternalHandler)
+    return _handler_class[0]
 
 
 def _emit_internal(record: "logging.LogRecord") -> None:

@@ -198,7 +198,7 @@ def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> 
     try:
         archive = os.path.join(tmpdir, "bundle.tar.gz")
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError as exc:
             raise ManifestError(f"cannot read bundle {shown}: {exc.strerror or exc}") from None
         with os.fdopen(fd, "rb") as src:
@@ -222,7 +222,7 @@ def _is_gzip(path: str) -> bool:
     # Sniff regular files only, through a non-blocking descriptor: a FIFO or a device given
     # as a manifest must reach the reader's "not a regular file" error, not block here.
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return False
     try:

@@ -109,6 +109,17 @@ def _file_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", metavar="FILE", help="copy FILE verbatim")
 
 
+def owner_and_group(spec: Optional[str]) -> Tuple[str, str]:
+    """``--owner USER[:GROUP]`` over the invoking user's own name and group."""
+    owner, group = current_owner()
+    if spec:
+        o, sep, g = spec.partition(":")
+        owner = o or owner
+        if sep:
+            group = g or group
+    return owner, group
+
+
 def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
     from ccm.cli.common import require_file
 
@@ -116,12 +127,7 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError("cannot specify both contents and contents-file")
     if args.source and (args.content is not None or args.content_file):
         raise UsageError("cannot specify both source and contents or contents-file")
-    owner, group = current_owner()
-    if args.owner:
-        o, sep, g = args.owner.partition(":")
-        owner = o or owner
-        if sep:
-            group = g or group
+    owner, group = owner_and_group(args.owner)
     mode = args.mode or ("0755" if args.ensure == "directory" else "0644")
     name = os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name
     props: Dict[str, Any] = {"name": name,

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import IO, Iterator, List, Optional, Set, Tuple
 
 RUN_START = time.time()
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_HOPS = 40
 _TEMP = LazyPattern(r"^\..*\.ccm-[0-9a-f]{12}\.tmp$")
 _swept: Set[Tuple[int, int, str]] = set()
@@ -192,13 +192,13 @@ def ensure_directory(path: str, mode: Optional[int], uid: Optional[int], gid: Op
 def set_attributes(path: str, uid: Optional[int], gid: Optional[int], mode: Optional[int]) -> None:
     """Owner, group and mode of the file or directory at ``path``, never through a symlink."""
     with parent_of(path) as (dfd, name):
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
         try:
             fd = os.open(name, flags, dir_fd=dfd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise ProviderError(f"{path} is a symlink; refusing to set attributes through it") from None
-            if exc.errno != errno.EACCES or not hasattr(os, "O_PATH"):
+            if exc.errno != errno.EACCES:
                 raise
             fd = os.open(name, os.O_PATH | os.O_NOFOLLOW, dir_fd=dfd)
             try:
@@ -222,7 +222,7 @@ def open_temp(dfd: int, name: str) -> Tuple[str, int]:
     """A new temp file for ``name`` in the directory ``dfd``: ``O_EXCL | O_NOFOLLOW``, 0600
     (its name and a write descriptor)."""
     tmp = temp_name(name)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     return tmp, os.open(tmp, flags, 0o600, dir_fd=dfd)
 
 

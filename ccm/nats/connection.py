@@ -379,7 +379,7 @@ class Connection:
 
         async def reconnected_cb() -> None:
             self._lost = ""
-            log.info("NATS connection re-established to %s", redact_url(str(getattr(nc, "connected_url", "") or "")))
+            log.info("NATS connection re-established to %s", redact_url(str(nc.connected_url or "")))
 
         async def closed_cb() -> None:
             if state["connected"]:

@@ -34,8 +34,7 @@ from ccm import fsafe
 from ccm.clock import now_ns
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, ProviderFactory
-from ccm.model.resource import Properties
+from ccm.model.provider import AlwaysManageable
 from ccm.redact import scrub_text
 from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
 from ccm.typing_guard import TYPE_CHECKING
@@ -147,7 +146,8 @@ class _Renderer:
             with open(path, "rb") as fh:
                 return fh.read().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ProviderError(f"cannot read template {rel}: {getattr(exc, 'strerror', None) or exc}") from None
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+            raise ProviderError(f"cannot read template {rel}: {reason}") from None
 
     def render_text(self, text: str, dot: Any, name: str) -> str:
         job = self.job
@@ -391,13 +391,9 @@ class ChoriaScaffoldProvider:
             pass
 
 
-class ChoriaFactory(ProviderFactory):
+class ChoriaFactory(AlwaysManageable):
     type_name = "scaffold"
     name = "choria"
-    manageable_is_constant = True   # is_manageable: always (True, 1)
-
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        return Manageable(True, 1)
 
     def new(self, runner: Any, log: Any) -> ChoriaScaffoldProvider:
         return ChoriaScaffoldProvider(runner, log)
