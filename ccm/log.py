@@ -116,9 +116,9 @@ def _install() -> None:
     # logger (which has no handler of ours), so embedding code and tests can observe them.
     logger = logging.getLogger("ccm")
     logger.setLevel(_threshold())
-    handler_class = _internal_handler_class()
-    if not any(isinstance(h, handler_class) for h in logger.handlers):
-        logger.addHandler(handler_class())
+    if _state.get("handler") is None:   # one handler per process; addHandler adds it once
+        _state["handler"] = _internal_handler()
+    logger.addHandler(_state["handler"])
 
 
 def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> bool:
@@ -247,21 +247,14 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-_handler_class: List[Any] = []   # [the handler class], made once: logging is imported late
+def _internal_handler() -> "logging.Handler":
+    import logging
 
+    class _InternalHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            _emit_internal(record)
 
-def _internal_handler_class() -> "type[logging.Handler]":
-    """The class of our handler on the ``ccm`` logger (one per process, so a second
-    ``configure`` recognises the handler the first one added)."""
-    if not _handler_class:
-        import logging
-
-        class _InternalHandler(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                _emit_internal(record)
-
-        _handler_class.append(_InternalHandler)
-    return _handler_class[0]
+    return _InternalHandler()
 
 
 def _emit_internal(record: "logging.LogRecord") -> None:
