@@ -350,7 +350,7 @@ def choose_target(environ, target_name):
             return probe(root, target_name, explicit=explicit)
         except BootError as exc:
             if explicit:
-                raise _explicit_error(environ, exc) from exc
+                raise _explicit_error(environ, exc)
             tried.append("%s (%s)" % (root, exc))
     raise _none_usable(tried)
 
