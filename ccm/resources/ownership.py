@@ -309,3 +309,13 @@ def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Opti
 
     with fsafe.atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
         yield out
+
+
+def remove_file(path: str) -> None:
+    """Unlink ``path`` (a symlink itself, never its target); gone already is fine."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None

@@ -36,7 +36,7 @@ from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
 from ccm.model.provider import AlwaysManageable
 from ccm.redact import scrub_text
-from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
+from ccm.resources.ownership import CHUNK, atomic_replace, remove_file, sha256_file
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -330,12 +330,7 @@ class ChoriaScaffoldProvider:
             shutil.copyfileobj(fh, out, CHUNK)
 
     def _unlink(self, path: str) -> None:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
+        remove_file(path)
 
     # --- status and removal ----------------------------------------------------------
     def status(self, job: RenderJob, *, ensure: str) -> ResourceState:
