@@ -32,8 +32,8 @@ def finish(code: int) -> None:
     teardown (freeing every module and object one by one: ~7% of a 1-resource apply,
     more with every resource held) is skipped, doing what it does that has an effect:
     the ``atexit`` callbacks run (logging's flush, NATS connections, ``weakref.finalize``
-    clean-ups, the zipapp's import bundle writer), then stdout and stderr are flushed, a failure reported as Python reports
-    it (``Exception ignored in: ...`` for stdout, exit status 120), then ``os._exit``.
+    clean-ups, the zipapp's import bundle writer), then stdout and stderr are flushed, a failure
+    reported as Python reports it (``Exception ignored in: ...`` for stdout, exit status 120), then ``os._exit``.
     Locks are released by the kernel as the descriptors close; every file ccm writes is
     closed (and renamed into place) before the command returns. With another thread
     alive, the normal ``sys.exit`` (which waits for it)."""

@@ -11,5 +11,5 @@ import sys
 def build_id() -> str:
     """The running pyz's build id (64 hex digits), or "" when not running from a pyz."""
     stub = sys.modules.get("_ccm_stub")
-    value = getattr(stub, "BUILD_ID", "") if stub is not None else ""
+    value = stub.BUILD_ID if stub is not None else ""   # the stub always defines it
     return value if isinstance(value, str) else ""

@@ -3,7 +3,8 @@
 What: ``now_ns()`` (nanoseconds since the epoch), ``new_ksuid()`` (an upstream-compatible
 KSUID: 4 bytes of seconds since 2014-05-13 and 16 random bytes, 27 base62 digits), its
 two halves for callers that draw an id now and encode it later (``draw_ksuid()``: the time
-in nanoseconds and the random part; ``ksuid_text(drawn)``), and ``is_ksuid``. The model's value classes read no clock and draw
+in nanoseconds and the random part; ``ksuid_text(drawn)``), and ``is_ksuid``. The model's
+value classes read no clock and draw
 no ids: their makers (providers, session stores, ``ccm.resources.flowevents``) take them
 from here.
 

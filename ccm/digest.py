@@ -22,7 +22,7 @@ def _small_sha256() -> Any:
         found = None
         for name in ("_sha256", "_sha2"):  # CPython <= 3.11, 3.12+
             try:
-                found = getattr(importlib.import_module(name), "sha256", None)
+                found = importlib.import_module(name).sha256
             except ImportError:
                 continue
             if found is not None:

@@ -111,6 +111,39 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
     """
     limit = download_limit() if max_bytes is None else max_bytes
     shown = redact_url(url)
+    request = _request(url, shown, username, password, headers)
+    watchdog = _Watchdog(timeout)
+    opener = urllib.request.build_opener(_WatchedHTTP(watchdog),
+                                         _WatchedHTTPS(watchdog, ssl.create_default_context()), _Redirects())
+    body = _Body(out, shown, limit, time.monotonic() + timeout, timeout, watchdog)
+    try:
+        with watchdog, opener.open(request, timeout=timeout) as resp:
+            body.read(resp, response_headers)
+    except HTTPGetError:
+        raise
+    # The watchdog's own timeout reads as any of these; only once it fired (else the empty tuple catches nothing).
+    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():  # noqa: B030
+        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
+    except urllib.error.HTTPError as exc:
+        if exc.code == 304:
+            raise NotModified("not modified") from None
+        raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, socket.timeout):
+            raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
+        raise HTTPGetError(f"GET {shown}: {_in_words(reason)}") from None
+    except socket.timeout:
+        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise HTTPGetError(f"GET {shown}: {redact_url(_in_words(exc)) or type(exc).__name__}") from None
+    return body.total
+
+
+def _request(url: str, shown: str, username: str, password: str,
+             headers: Optional[Mapping[str, str]]) -> urllib.request.Request:
+    """The GET request for ``url``: its user info moved into basic auth unless credentials or an
+    explicit ``Authorization`` header say otherwise."""
     try:
         clean, url_user, url_pass = split_credentials(url)
         scheme = urllib.parse.urlsplit(clean).scheme
@@ -127,61 +160,62 @@ def get(url: str, out: Sink, *, username: str = "", password: str = "",
             request.add_header("Authorization", basic_auth(url_user, url_pass))
     for key, value in explicit.items():
         request.add_header(key, value)
-    watchdog = _Watchdog(timeout)
-    opener = urllib.request.build_opener(_WatchedHTTP(watchdog),
-                                         _WatchedHTTPS(watchdog, ssl.create_default_context()), _Redirects())
-    deadline = time.monotonic() + timeout
-    total = 0
-    try:
-        with watchdog, opener.open(request, timeout=timeout) as resp:
-            status = resp.getcode()
-            if status != 200:
-                raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
-            if response_headers is not None:
-                response_headers.update({k.lower(): v for k, v in resp.headers.items()})
-            sock = _socket_of(resp)
-            declared = resp.headers.get("Content-Length")
-            expected = int(declared) if declared and (declared.strip().isascii() and declared.strip().isdigit()) else None
-            if expected is not None and expected > limit:
-                raise HTTPGetError(f"GET {shown}: Content-Length {expected} exceeds the limit of {limit} bytes")
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
-                if sock is not None and not resp.isclosed():
-                    try:
-                        sock.settimeout(remaining)
-                    except OSError:
-                        sock = None
-                chunk = resp.read1(_CHUNK)
-                if watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
-                    raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s")
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > limit:
-                    raise HTTPGetError(f"GET {shown}: body exceeds the limit of {limit} bytes")
-                out.write(chunk)
-            if expected is not None and total != expected:
-                raise HTTPGetError(f"GET {shown}: body of {total} bytes does not match Content-Length {expected}")
-    except HTTPGetError:
-        raise
-    except (OSError, urllib.error.URLError, http.client.HTTPException) if watchdog.fired else ():
-        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-    except urllib.error.HTTPError as exc:
-        if exc.code == 304:
-            raise NotModified("not modified") from None
-        raise HTTPGetError(f"HTTP request failed with status {exc.code}: {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, socket.timeout):
-            raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-        raise HTTPGetError(f"GET {shown}: {_in_words(reason)}") from None
-    except socket.timeout:
-        raise HTTPGetError(f"GET {shown}: timed out after {timeout:g}s") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        raise HTTPGetError(f"GET {shown}: {redact_url(_in_words(exc)) or type(exc).__name__}") from None
-    return total
+    return request
+
+
+class _Body:
+    """One response body streamed into ``out`` under the size limit and the one deadline."""
+
+    def __init__(self, out: Sink, shown: str, limit: int, deadline: float, timeout: float,
+                 watchdog: _Watchdog) -> None:
+        self.out = out
+        self.shown = shown
+        self.limit = limit
+        self.deadline = deadline
+        self.timeout = timeout
+        self.watchdog = watchdog
+        self.total = 0
+
+    def _timed_out(self) -> HTTPGetError:
+        return HTTPGetError(f"GET {self.shown}: timed out after {self.timeout:g}s")
+
+    def read(self, resp: Any, response_headers: Optional[Dict[str, str]]) -> None:
+        status = resp.getcode()
+        if status != 200:
+            raise HTTPGetError(f"HTTP request failed with status {status}: {resp.reason}")
+        if response_headers is not None:
+            response_headers.update({k.lower(): v for k, v in resp.headers.items()})
+        sock = _socket_of(resp)
+        expected = self._declared_length(resp)
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._timed_out()
+            if sock is not None and not resp.isclosed():
+                try:
+                    sock.settimeout(remaining)
+                except OSError:
+                    sock = None
+            chunk = resp.read1(_CHUNK)
+            if self.watchdog.fired:   # the deadline shut the socket: an EOF that is not the end
+                raise self._timed_out()
+            if not chunk:
+                break
+            self.total += len(chunk)
+            if self.total > self.limit:
+                raise HTTPGetError(f"GET {self.shown}: body exceeds the limit of {self.limit} bytes")
+            self.out.write(chunk)
+        if expected is not None and self.total != expected:
+            raise HTTPGetError(f"GET {self.shown}: body of {self.total} bytes does not match "
+                               f"Content-Length {expected}")
+
+    def _declared_length(self, resp: Any) -> Optional[int]:
+        declared = resp.headers.get("Content-Length")
+        numeric = bool(declared) and declared.strip().isascii() and declared.strip().isdigit()
+        expected = int(declared) if numeric else None
+        if expected is not None and expected > self.limit:
+            raise HTTPGetError(f"GET {self.shown}: Content-Length {expected} exceeds the limit of {self.limit} bytes")
+        return expected
 
 
 def _in_words(reason: object) -> str:

@@ -52,7 +52,7 @@ class LastRun:
         self.error = error
         self.failed = [{"resource": ev.ref, "errors": list(ev.errors) or (
                         [f"unmet requirements: {', '.join(ev.unmet_requirements)}"] if ev.unmet_requirements else [])}
-                       for ev in events or () if getattr(ev, "failed", False)]
+                       for ev in events or () if ev.failed]
 
     def to_dict(self) -> Dict[str, Any]:
         from ccm import __version__

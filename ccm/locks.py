@@ -284,10 +284,8 @@ class GlobalLock:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 holder = self._holder_info(fd)
-                err = LockTimeout(f"timed out after {timeout:g}s waiting for the {self.name} lock {path}: "
-                                  f"held by {_describe(holder)}")
-                err.holder = holder   # type: ignore[attr-defined]
-                raise err
+                raise LockTimeout(f"timed out after {timeout:g}s waiting for the {self.name} lock {path}: "
+                                  f"held by {_describe(holder)}", holder)
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, _POLL_MAX)
 
@@ -423,7 +421,7 @@ def acquire_run_lock(manifest: str, wait: float = 0.0) -> GlobalLock:
     except LockDirectoryError:
         raise
     except LockTimeout as exc:
-        info: Dict[str, str] = getattr(exc, "holder", {})
+        info = exc.holder
         who = f"pid {info['pid']}" if info.get("pid") else "another process"
         if info.get("operation"):
             who += f" applying {info['operation']}"

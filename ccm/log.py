@@ -116,8 +116,9 @@ def _install() -> None:
     # logger (which has no handler of ours), so embedding code and tests can observe them.
     logger = logging.getLogger("ccm")
     logger.setLevel(_threshold())
-    if not any(getattr(h, "ccm_internal", False) for h in logger.handlers):
-        logger.addHandler(_internal_handler())
+    if _state.get("handler") is None:   # one handler per process; addHandler adds it once
+        _state["handler"] = _internal_handler()
+    logger.addHandler(_state["handler"])
 
 
 def colour_wanted(stream: Any, mode: Optional[str] = None, environ: Optional[Dict[str, str]] = None) -> bool:
@@ -250,8 +251,6 @@ def _internal_handler() -> "logging.Handler":
     import logging
 
     class _InternalHandler(logging.Handler):
-        ccm_internal = True
-
         def emit(self, record: logging.LogRecord) -> None:
             _emit_internal(record)
 

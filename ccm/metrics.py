@@ -4,11 +4,13 @@ What: ``Metrics`` implements the manager's metrics sink (``observe(metric, secon
 **labels)``, ``inc(metric, **labels)``, ``record_event(event)``) and renders the Prometheus
 text format itself (``exposition()``), so counters keep their upstream names with no
 ``_total`` suffix and no ``_created`` samples. ``serve`` exposes ``/metrics`` over HTTP
-(the agent's ``monitor_port`` server, ``ccm.agent.monitor``); ``write_textfile`` writes the node_exporter textfile-collector
+(the agent's ``monitor_port`` server, ``ccm.agent.monitor``); ``write_textfile`` writes the
+node_exporter textfile-collector
 format atomically (``ccm apply --metrics-file``).
 Guarantees: standard library only (``prometheus_client`` is never imported: its text
 writer renames counters' HELP/TYPE lines to ``*_total``, which would break upstream's
-names; tests use its parser to check the format). Thread-safe; a bad observation is dropped and logged, never raised into a run.
+names; tests use its parser to check the format). Thread-safe; a bad observation is dropped
+and logged, never raised into a run.
 Every label value passes through ``ccm.redact`` (URL user info, ``# @sensitive`` values)
 when it is recorded: ``/metrics`` is readable by any local user, and a manifest source or
 an exec's name may hold ``https://user:password@...``.

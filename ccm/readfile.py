@@ -47,7 +47,7 @@ def _too_large(what: str, path: str, limit: int) -> ReadError:
 
 def open_regular(path: str, what: str = "file") -> int:
     """A read-only descriptor on ``path`` once it is known to be a regular file."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except OSError as exc:

@@ -244,7 +244,8 @@ def _forced(factories: List[ProviderFactory], forced: str, facts: Mapping[str, A
 
 
 def _probe_failed(factory: ProviderFactory, exc: Exception) -> None:
-    log.warning("Could not check if provider is manageable", extra={"kv": {"provider": factory.name, "error": str(exc)}})
+    log.warning("Could not check if provider is manageable",
+                extra={"kv": {"provider": factory.name, "error": str(exc)}})
 
 
 _registry: Optional[Registry] = None

@@ -33,8 +33,8 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import BinaryIO, Callable, List, Optional, Tuple
 
-__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "name_in_bundle", "open_source",
-           "parse_checksum", "redact_url"]
+__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "name_in_bundle",
+           "open_source", "parse_checksum", "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
 _BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
@@ -209,7 +209,7 @@ def local_bundle(path: str, shown: str, checksum: Optional[Checksum] = None) -> 
     try:
         archive = os.path.join(tmpdir, "bundle.tar.gz")
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError as exc:
             raise ManifestError(f"cannot read bundle {shown}: {exc.strerror or exc}") from None
         with os.fdopen(fd, "rb") as src:
@@ -233,7 +233,7 @@ def _is_gzip(path: str) -> bool:
     # Sniff regular files only, through a non-blocking descriptor: a FIFO or a device given
     # as a manifest must reach the reader's "not a regular file" error, not block here.
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return False
     try:

@@ -130,7 +130,8 @@ def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
             line = (f"{last[2][level]}{event.type}#{alias} ({event.name}) {word} ensure={ensure} runtime={runtime}"
                     f" provider={provider}\n")
         else:
-            line = f"{last[2][level]}{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} provider={provider}\n"
+            line = (f"{last[2][level]}{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} "
+                    f"provider={provider}\n")
         lock.acquire()   # what "with lock" does, for half the cost
         try:
             stream.write(line)

@@ -40,6 +40,7 @@ ccm modules:
     ccm ccm.apply ccm.apply.batch ccm.apply.engine ccm.apply.manifest ccm.apply.plancache
     ccm.apply.runcache ccm.buildinfo ccm.cache ccm.cli ccm.cli.apply_cmd ccm.cli.fastargs
     ccm.cli.main ccm.cli.setup ccm.clock ccm.data ccm.data.dotenv ccm.digest ccm.fsafe
+    ccm.fsafe.paths ccm.fsafe.writes
     ccm.gocompat ccm.gocompat.rfc3339 ccm.interrupt ccm.lazymap ccm.lazyre ccm.locks ccm.log
     ccm.manager ccm.model ccm.model.durations ccm.model.errors ccm.model.events ccm.model.kinds
     ccm.model.manager ccm.model.provider ccm.model.resource ccm.model.run ccm.model.runner ccm.model.value

@@ -23,7 +23,8 @@ def parser() -> ArgumentParser:
     from ccm.agent.config import DEFAULT_PATH
 
     p = ArgumentParser(prog="ccm agent", description="Run the agent: apply manifests continuously")
-    p.add_argument("--config", default=DEFAULT_PATH, metavar="FILE", help=f"agent configuration (default {DEFAULT_PATH})")
+    p.add_argument("--config", default=DEFAULT_PATH, metavar="FILE",
+                   help=f"agent configuration (default {DEFAULT_PATH})")
     p.add_argument("--context", default=os.environ.get("NATS_CONTEXT") or None,
                    help="NATS context (overrides nats_context; env NATS_CONTEXT)")
     p.add_argument("--check", action="store_true", help="validate the configuration and exit")

@@ -51,7 +51,7 @@ def _walk(parser: argparse.ArgumentParser, path: Tuple[str, ...], summary: str, 
         for name, child in sub.choices.items():
             names.setdefault(id(child), []).append(name)
         seen = set()
-        for name, child in sub.choices.items():
+        for _name, child in sub.choices.items():
             if id(child) in seen:
                 continue
             seen.add(id(child))

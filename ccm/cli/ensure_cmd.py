@@ -79,7 +79,8 @@ def _service_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("ensure", nargs="?", default="running", help="running or stopped")
     p.add_argument("--enable", action="store_true", help="enable at boot")
     p.add_argument("--disable", action="store_true", help="disable at boot")
-    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name", help="restart when it changed")
+    p.add_argument("-S", "--subscribe", action="append", default=[], metavar="type#name",
+                   help="restart when it changed")
 
 
 def _service_props(args: argparse.Namespace) -> Dict[str, Any]:
@@ -108,6 +109,17 @@ def _file_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", metavar="FILE", help="copy FILE verbatim")
 
 
+def owner_and_group(spec: Optional[str]) -> Tuple[str, str]:
+    """``--owner USER[:GROUP]`` over the invoking user's own name and group."""
+    owner, group = current_owner()
+    if spec:
+        o, sep, g = spec.partition(":")
+        owner = o or owner
+        if sep:
+            group = g or group
+    return owner, group
+
+
 def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
     from ccm.cli.common import require_file
 
@@ -115,14 +127,10 @@ def _file_props(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError("cannot specify both contents and contents-file")
     if args.source and (args.content is not None or args.content_file):
         raise UsageError("cannot specify both source and contents or contents-file")
-    owner, group = current_owner()
-    if args.owner:
-        o, sep, g = args.owner.partition(":")
-        owner = o or owner
-        if sep:
-            group = g or group
+    owner, group = owner_and_group(args.owner)
     mode = args.mode or ("0755" if args.ensure == "directory" else "0644")
-    props: Dict[str, Any] = {"name": os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name,
+    name = os.path.normpath(os.path.abspath(args.name)) if not os.path.isabs(args.name) else args.name
+    props: Dict[str, Any] = {"name": name,
                              "ensure": args.ensure, "owner": owner, "group": group, "mode": mode}
     if args.content is not None:
         props["content"] = args.content
@@ -248,7 +256,8 @@ def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS,
                     help=argparse.SUPPRESS)
     sp.add_argument("--context", default=argparse.SUPPRESS, help="NATS context (default: CCM, env NATS_CONTEXT)")
-    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS, help="registration stream (default: REGISTRATION)")
+    sp.add_argument("-R", "--registration", default=argparse.SUPPRESS,
+                    help="registration stream (default: REGISTRATION)")
 
 
 def default_spec(type_name: str) -> Any:
@@ -303,7 +312,8 @@ def _selected(argv: List[str]) -> Optional[str]:
 def run(argv: List[str]) -> int:
     args = parser(_selected(argv)).parse_args(argv)
     if not args.type:
-        raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
+        raise UsageError("a subcommand from the list below is required, "
+                         "use --help for full help including flags and arguments")
     if args.type == "api":
         return run_pipe(args)
     type_name = _canonical().get(args.type, args.type)

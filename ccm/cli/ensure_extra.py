@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ccm.cli.ensure_cmd import EnsureFlags
-from ccm.cli.setup import current_owner
+from ccm.cli.ensure_cmd import EnsureFlags, owner_and_group
 from ccm.model.errors import UsageError, ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -59,12 +58,7 @@ def _headers(items: List[str]) -> Dict[str, str]:
 
 
 def archive_properties(args: argparse.Namespace) -> Dict[str, Any]:
-    owner, group = current_owner()
-    if args.owner:
-        o, sep, g = args.owner.partition(":")
-        owner = o or owner
-        if sep:
-            group = g or group
+    owner, group = owner_and_group(args.owner)
     props: Dict[str, Any] = {"name": _absolute(args.name), "ensure": "present", "url": args.url,
                              "owner": owner, "group": group}
     if args.header:

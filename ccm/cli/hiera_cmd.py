@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
 SUBCOMMANDS = {"parse": "parse", "resolve": "parse", "facts": "facts"}
-_USAGE = "usage: ccm hiera <command> [<args> ...]\n\nCommands:\n  parse|resolve  Resolve a Hiera source\n  facts          Show the facts Hiera resolution sees"
+_USAGE = ("usage: ccm hiera <command> [<args> ...]\n\nCommands:\n  parse|resolve  Resolve a Hiera source\n"
+          "  facts          Show the facts Hiera resolution sees")
 
 
 def _add_fact_flags(parser: ArgumentParser) -> None:

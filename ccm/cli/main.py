@@ -158,6 +158,13 @@ def split_globals(argv: Sequence[str]) -> Tuple[Dict[str, Any], List[str]]:
     return flags, rest
 
 
+def _unicode_reason(exc: UnicodeError) -> object:
+    """What a codec error says went wrong (``invalid start byte``); the error itself else."""
+    if isinstance(exc, (UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError)):
+        return exc.reason
+    return exc
+
+
 def version_text() -> str:
     """``ccm --version``: the version first (scripts take the first word), then the build id
     (baked into the pyz's boot module, ``unknown build`` outside a pyz), the Python running
@@ -165,9 +172,9 @@ def version_text() -> str:
     from ccm import __version__
 
     # baked into the pyz's start-up modules (ccm/_bootstub.py, ccm/_bootstrap.py in the zip)
-    build_id = ""
-    for name in ("_ccm_stub", "_ccm_boot"):
-        build_id = build_id or str(getattr(sys.modules.get(name), "BUILD_ID", "") or "")
+    from ccm.buildinfo import build_id as _build_id
+
+    build_id = _build_id()
     build = f"build {build_id[:12]}" if build_id else "unknown build"
     # sys/os only: `platform` would import subprocess and pathlib on every --version
     impl = {"cpython": "CPython", "pypy": "PyPy"}.get(sys.implementation.name, sys.implementation.name)
@@ -264,7 +271,7 @@ def _run(action: Callable[[], int], flags: Dict[str, Any]) -> int:
             return EXIT_ERROR
         if isinstance(exc, UnicodeError):  # a safety net: input read as text that is not UTF-8
             where = f" at offset {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
-            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {getattr(exc, 'reason', exc)}\n")
+            sys.stderr.write(f"ccm: error: input is not UTF-8 text{where}: {_unicode_reason(exc)}\n")
             return EXIT_ERROR
         sys.stderr.write(f"ccm: error: {type(exc).__name__}: {exc}\n")
         return EXIT_ERROR

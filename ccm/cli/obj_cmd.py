@@ -32,7 +32,8 @@ def parser() -> ArgumentParser:
     put = sub.add_parser("put", help="store a file (creates the bucket when missing)")
     put.add_argument("bucket", help="the bucket")
     put.add_argument("name", help="the object name")
-    put.add_argument("file", nargs="?", default="", help="the file to store (default: the file NAME, stored under its base name; -: standard input)")
+    put.add_argument("file", nargs="?", default="",
+                     help="the file to store (default: the file NAME, stored under its base name; -: standard input)")
     put.add_argument("--replicas", type=int, default=1, help="replicas of a bucket created by this put")
     get = sub.add_parser("get", help="write an object")
     get.add_argument("bucket", help="the bucket")
@@ -60,7 +61,8 @@ def _put(conn: Any, args: Any) -> None:
             _copy(sys.stdin.buffer, data, MAX_OBJECT)
         size = os.fstat(data.fileno()).st_size
         if size > MAX_OBJECT:
-            raise ValidationError(f"{path} is larger than {MAX_OBJECT} bytes, the most ccm fetches from an object store")
+            raise ValidationError(
+                f"{path} is larger than {MAX_OBJECT} bytes, the most ccm fetches from an object store")
         stored, created = obj_put(conn, args.bucket, name, data, replicas=args.replicas)
     if created:
         print(f"created object store bucket {args.bucket} with {args.replicas} "

@@ -3,7 +3,8 @@ the validator itself uses, so it cannot drift from what ccm accepts.
 
 What: ``topic(name)`` returns ``Section``s for a resource type (every declared ``Field``
 of its ``TypeSpec``, common ones included: its kind, template phase and default from the
-field, its description, choices and example from ``schemas/manifest.json``), for ``manifest`` (the document's keys), ``hiera`` (the Hiera keys and the
+field, its description, choices and example from ``schemas/manifest.json``), for ``manifest``
+(the document's keys), ``hiera`` (the Hiera keys and the
 ``ccm.data.annotations`` directives) and ``functions`` (``ccm.cli.reference_functions``).
 ``topics()`` lists them; ``render_text`` prints sections.
 

@@ -21,7 +21,8 @@ def parser() -> ArgumentParser:
     rep = sub.add_parser("report", help="summarise a session")
     rep.add_argument("--session", default=os.environ.get("CCM_SESSION_STORE") or None, metavar="DIR",
                      help="the session directory (env CCM_SESSION_STORE)")
-    rep.add_argument("--remove", action="store_true", help="remove the session directory afterwards (only under TMPDIR)")
+    rep.add_argument("--remove", action="store_true",
+                     help="remove the session directory afterwards (only under TMPDIR)")
     rep.add_argument("--json", action="store_true", help="every event and the summary as one JSON document")
     return p
 
@@ -63,4 +64,5 @@ def run(argv: List[str]) -> int:
             if parent == tmp or parent.startswith(tmp + os.sep):
                 store.destroy()   # our event files only, never through a symlink
         return 0
-    raise UsageError("a subcommand from the list below is required, use --help for full help including flags and arguments")
+    raise UsageError("a subcommand from the list below is required, "
+                     "use --help for full help including flags and arguments")

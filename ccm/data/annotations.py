@@ -146,18 +146,22 @@ def _comment_text(raw: str) -> str:
     return raw.strip().lstrip("#").strip()
 
 
-def parse_annotations(yaml_text: str, data_key: str = "data") -> List[Rule]:
-    """Rules for the keys below ``data_key`` in a YAML document's text."""
-    lines = yaml_text.splitlines()
-    rules: List[Rule] = []
-    start = None
+def _data_start(lines: List[str], data_key: str) -> Optional[int]:
+    """The index of the line after the top-level ``data_key:`` line, or None."""
     for idx, line in enumerate(lines):
         if not line or line[0] in " \t#":
             continue
         split = _split_key(line.rstrip())
         if split and split[0] == data_key:
-            start = idx + 1
-            break
+            return idx + 1
+    return None
+
+
+def parse_annotations(yaml_text: str, data_key: str = "data") -> List[Rule]:
+    """Rules for the keys below ``data_key`` in a YAML document's text."""
+    lines = yaml_text.splitlines()
+    rules: List[Rule] = []
+    start = _data_start(lines, data_key)
     if start is None:
         return rules
 

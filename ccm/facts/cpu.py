@@ -6,7 +6,7 @@ from ccm.facts.model import FactObject
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 def _int(text: str) -> int:
@@ -28,6 +28,31 @@ def _new(index: int) -> FactObject:
                       cores=1, modelName="", mhz=0.0, cacheSize=0, flags=[], microcode="")
 
 
+def _text(value: str) -> str:
+    return value
+
+
+def _words(value: str) -> List[str]:
+    return value.split()
+
+
+# cpuinfo key -> (fact field, conversion); x86 and ARM spell some keys differently.
+_FIELDS: Dict[str, Tuple[str, Callable[[str], Any]]] = {
+    "vendor_id": ("vendorId", _text), "vendor": ("vendorId", _text),
+    "cpu family": ("family", _text),
+    "model": ("model", _text),
+    "model name": ("modelName", _text), "cpu": ("modelName", _text),
+    "stepping": ("stepping", _int),
+    "physical id": ("physicalId", _text),
+    "core id": ("coreId", _text),
+    "cpu cores": ("cores", _int),
+    "cpu MHz": ("mhz", _float),
+    "cache size": ("cacheSize", _int),
+    "flags": ("flags", _words), "Features": ("flags", _words),
+    "microcode": ("microcode", _text),
+}
+
+
 def parse_cpuinfo(text: str, max_freq_khz: Optional[Callable[[int], Optional[str]]] = None) -> List[FactObject]:
     """CPU objects from cpuinfo text; ``max_freq_khz(n)`` reads cpufreq's cpuinfo_max_freq."""
     cpus: List[FactObject] = []
@@ -40,32 +65,9 @@ def parse_cpuinfo(text: str, max_freq_khz: Optional[Callable[[int], Optional[str
             current = _new(_int(value))
             cpus.append(current)
             continue
-        if current is None:
-            continue
-        if key in ("vendor_id", "vendor"):
-            current["vendorId"] = value
-        elif key == "cpu family":
-            current["family"] = value
-        elif key == "model":
-            current["model"] = value
-        elif key in ("model name", "cpu"):
-            current["modelName"] = value
-        elif key == "stepping":
-            current["stepping"] = _int(value)
-        elif key == "physical id":
-            current["physicalId"] = value
-        elif key == "core id":
-            current["coreId"] = value
-        elif key == "cpu cores":
-            current["cores"] = _int(value)
-        elif key == "cpu MHz":
-            current["mhz"] = _float(value)
-        elif key == "cache size":
-            current["cacheSize"] = _int(value)
-        elif key in ("flags", "Features"):
-            current["flags"] = value.split()
-        elif key == "microcode":
-            current["microcode"] = value
+        field = _FIELDS.get(key)
+        if current is not None and field is not None:
+            current[field[0]] = field[1](value)
     if max_freq_khz is not None:
         for cpu in cpus:
             raw = max_freq_khz(cpu["cpu"])

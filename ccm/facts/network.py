@@ -71,13 +71,13 @@ def gather() -> Dict[str, Any]:
     interfaces: List[Dict[str, Any]] = []
     for name in set(stats) | set(addrs):
         st = stats.get(name)
-        flags = set((getattr(st, "flags", "") or "").split(",")) if st else set()
+        flags = set((st.flags or "").split(",")) if st else set()
         if st and st.isup:
             flags.add("up")
         hw = ""
         ips = []
         for a in addrs.get(name, []):
-            if a.family == getattr(psutil, "AF_LINK", object()) or a.family == getattr(socket, "AF_PACKET", None):
+            if a.family in (psutil.AF_LINK, socket.AF_PACKET):
                 hw = "" if a.address == "00:00:00:00:00:00" else a.address
             elif a.family in (socket.AF_INET, socket.AF_INET6):
                 ip = a.address.split("%", 1)[0]

@@ -284,22 +284,38 @@ def _fmt_value(v: Any, verb: str, spec: _Spec, depth: int = 0) -> str:
     return _bad(verb, v)
 
 
-def go_sprintf(fmt: str, *args: Any) -> str:
-    """Go's ``fmt.Sprintf`` for plain data values (the verbs templates use)."""
-    out: List[str] = []
-    i = 0
-    n = len(fmt)
-    argi = 0
-    while i < n:
-        j = fmt.find("%", i)
-        if j < 0:
-            out.append(fmt[i:])
-            break
-        out.append(fmt[i:j])
-        i = j + 1
-        spec = _Spec()
-        while i < n and fmt[i] in "+-# 0":
-            c = fmt[i]
+class _Directives:
+    """A format string read left to right: its position, the next operand and the output."""
+
+    def __init__(self, fmt: str, args: Tuple[Any, ...]) -> None:
+        self.fmt = fmt
+        self.n = len(fmt)
+        self.i = 0
+        self.args = args
+        self.argi = 0
+        self.out: List[str] = []
+
+    def _int_arg(self) -> Optional[int]:
+        """The next operand when it is an int (a ``*`` width or precision), consumed either way."""
+        args, argi = self.args, self.argi
+        self.argi += 1
+        arg = args[argi] if argi < len(args) else None
+        if isinstance(arg, int) and not isinstance(arg, bool):
+            return arg
+        return None
+
+    def _digits(self) -> int:
+        """Skip the decimal digits at the position; returns where they started."""
+        fmt, n = self.fmt, self.n
+        k = self.i
+        while self.i < n and (fmt[self.i].isascii() and fmt[self.i].isdigit()):
+            self.i += 1
+        return k
+
+    def flags(self, spec: _Spec) -> None:
+        fmt, n = self.fmt, self.n
+        while self.i < n and fmt[self.i] in "+-# 0":
+            c = fmt[self.i]
             if c == "+":
                 spec.plus = True
             elif c == "-":
@@ -310,60 +326,83 @@ def go_sprintf(fmt: str, *args: Any) -> str:
                 spec.zero = True
             else:
                 spec.space = True
-            i += 1
-        if i < n and fmt[i] == "*":
-            i += 1
-            if argi < len(args) and isinstance(args[argi], int) and not isinstance(args[argi], bool):
-                spec.width = args[argi]
-                if spec.width < 0:
-                    spec.minus, spec.width = True, -spec.width
+            self.i += 1
+
+    def width(self, spec: _Spec) -> None:
+        if self.i < self.n and self.fmt[self.i] == "*":
+            self.i += 1
+            width = self._int_arg()
+            if width is None:
+                self.out.append("%!(BADWIDTH)")
+                return
+            spec.width = width
+            if spec.width < 0:
+                spec.minus, spec.width = True, -spec.width
+            return
+        k = self._digits()
+        if self.i > k:
+            spec.width = int(self.fmt[k:self.i])
+
+    def precision(self, spec: _Spec) -> None:
+        if not (self.i < self.n and self.fmt[self.i] == "."):
+            return
+        self.i += 1
+        if self.i < self.n and self.fmt[self.i] == "*":
+            self.i += 1
+            prec = self._int_arg()
+            if prec is None:
+                self.out.append("%!(BADPREC)")
             else:
-                out.append("%!(BADWIDTH)")
-            argi += 1
-        else:
-            k = i
-            while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
-                i += 1
-            if i > k:
-                spec.width = int(fmt[k:i])
-        if i < n and fmt[i] == ".":
-            i += 1
-            if i < n and fmt[i] == "*":
-                i += 1
-                if argi < len(args) and isinstance(args[argi], int) and not isinstance(args[argi], bool):
-                    spec.prec = max(args[argi], 0)
-                else:
-                    out.append("%!(BADPREC)")
-                argi += 1
-            else:
-                k = i
-                while i < n and (fmt[i].isascii() and fmt[i].isdigit()):
-                    i += 1
-                spec.prec = int(fmt[k:i]) if i > k else 0
-        if i >= n:
-            out.append("%!(NOVERB)")
-            break
-        verb = fmt[i]
-        i += 1
+                spec.prec = max(prec, 0)
+            return
+        k = self._digits()
+        spec.prec = int(self.fmt[k:self.i]) if self.i > k else 0
+
+    def directive(self) -> bool:
+        """One ``%`` directive after the flags, width and precision; False at a missing verb."""
+        spec = _Spec()
+        self.flags(spec)
+        self.width(spec)
+        self.precision(spec)
+        if self.i >= self.n:
+            self.out.append("%!(NOVERB)")
+            return False
+        verb = self.fmt[self.i]
+        self.i += 1
         if verb == "%":
-            out.append("%")
-            continue
-        if argi >= len(args):
-            out.append(f"%!{verb}(MISSING)")
-            continue
-        arg = args[argi]
-        argi += 1
+            self.out.append("%")
+            return True
+        if self.argi >= len(self.args):
+            self.out.append(f"%!{verb}(MISSING)")
+            return True
+        arg = self.args[self.argi]
+        self.argi += 1
         if verb == "T":
-            out.append(_pad(go_type_name(arg), spec))
+            self.out.append(_pad(go_type_name(arg), spec))
         elif verb not in "vsdqxXobcUeEfFgGt":
-            out.append(_bad(verb, arg))
+            self.out.append(_bad(verb, arg))
         else:
-            out.append(_fmt_value(arg, verb, spec))
-    if argi < len(args):
+            self.out.append(_fmt_value(arg, verb, spec))
+        return True
+
+
+def go_sprintf(fmt: str, *args: Any) -> str:
+    """Go's ``fmt.Sprintf`` for plain data values (the verbs templates use)."""
+    d = _Directives(fmt, args)
+    while d.i < d.n:
+        j = fmt.find("%", d.i)
+        if j < 0:
+            d.out.append(fmt[d.i:])
+            break
+        d.out.append(fmt[d.i:j])
+        d.i = j + 1
+        if not d.directive():
+            break
+    if d.argi < len(args):
         extra = ", ".join(
-            "<nil>" if a is None else f"{go_type_name(a)}={go_sprint(a)}" for a in args[argi:])
-        out.append(f"%!(EXTRA {extra})")
-    return "".join(out)
+            "<nil>" if a is None else f"{go_type_name(a)}={go_sprint(a)}" for a in args[d.argi:])
+        d.out.append(f"%!(EXTRA {extra})")
+    return "".join(d.out)
 
 
 def go_print(*args: Any) -> str:

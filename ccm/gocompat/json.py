@@ -24,7 +24,8 @@ from ccm.gocompat.gotypes import GoValue, type_name
 def json_float(value: float) -> str:
     """A float as Go's encoding/json writes it (exponent only outside [1e-6, 1e21))."""
     if math.isnan(value) or math.isinf(value):
-        raise ValueError(f"json: unsupported value: {'NaN' if math.isnan(value) else ('+Inf' if value > 0 else '-Inf')}")
+        shown = 'NaN' if math.isnan(value) else ('+Inf' if value > 0 else '-Inf')
+        raise ValueError(f"json: unsupported value: {shown}")
     if value == 0:
         return "0" if math.copysign(1.0, value) > 0 else "-0"
     if 1e-6 <= abs(value) < 1e21:

@@ -64,22 +64,20 @@ class _Renderer:
         return self._env
 
     def string(self, text: Any, where: str) -> Any:
-        if not _has_template(text):
-            return text
-        from ccm import templates
-
-        try:
-            return templates.render_string(text, self.env)
-        except Exception as exc:
-            raise CheckError(f"rendering {where}: {exc}") from None
+        return self._render(text, where, typed=False)
 
     def typed(self, value: Any, where: str) -> Any:
+        return self._render(value, where, typed=True)
+
+    def _render(self, value: Any, where: str, *, typed: bool) -> Any:
+        """``value`` rendered as text or as a typed value, untouched when it holds no template."""
         if not _has_template(value):
             return value
         from ccm import templates
 
+        render = templates.render_typed if typed else templates.render_string
         try:
-            return templates.render_typed(value, self.env)
+            return render(value, self.env)
         except Exception as exc:
             raise CheckError(f"rendering {where}: {exc}") from None
 

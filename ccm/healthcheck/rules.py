@@ -43,4 +43,5 @@ def validate_checks(checks: List[Dict[str, Any]]) -> None:
                 try:
                     parse_duration(c[dk])
                 except DurationError as exc:
-                    raise ValidationError(f'invalid {dk.replace("_", " ")} duration "{c[dk]}": {exc}', field=f"{where}.{dk}")
+                    raise ValidationError(f'invalid {dk.replace("_", " ")} duration "{c[dk]}": {exc}',
+                                          field=f"{where}.{dk}") from exc

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Iterable, Optional
+    from typing import Dict, Iterable, Optional
 
 
 class CCMError(Exception):
@@ -87,7 +87,12 @@ class SessionError(CCMError):
 
 
 class LockTimeout(CCMError):
-    """A global package/service lock was not acquired in time."""
+    """A global package/service lock was not acquired in time; ``holder`` is what the lock
+    file says of the process holding it (pid, command, operation), empty when unknown."""
+
+    def __init__(self, message: str, holder: Optional[Dict[str, str]] = None) -> None:
+        super().__init__(message)
+        self.holder: Dict[str, str] = holder if holder is not None else {}
 
 
 class NoSuitableProvider(ResourceError):

@@ -289,7 +289,8 @@ class EventRecord(_Labelled):
         self.noop = event.noop
         self.unmet_requirements: Tuple[str, ...] = tuple(event.unmet_requirements) if event.unmet_requirements else ()
         self.health_checks: Tuple[HealthCheckResult, ...] = tuple(
-            HealthCheckResult(h.status, h.tries, "", h.name) for h in event.health_checks) if event.health_checks else ()
+            HealthCheckResult(h.status, h.tries, "", h.name) for h in event.health_checks
+        ) if event.health_checks else ()
 
     def __repr__(self) -> str:
         return f"EventRecord({self.ref}, failed={self.failed}, changed={self.changed})"

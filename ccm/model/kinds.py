@@ -51,9 +51,10 @@ def scalar_text(v: Any, key: str) -> str:
     """A scalar as the text the user wrote (``mode: 0644`` stays ``"0644"``)."""
     if isinstance(v, str):
         return v
-    text = getattr(v, "text", None)   # an integer as written in YAML (mode: 0644 -> "0644")
-    if isinstance(text, str):
-        return text
+    from ccm.model.textint import TextInt
+
+    if isinstance(v, TextInt):   # an integer as written in YAML (mode: 0644 -> "0644")
+        return v.text
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
@@ -144,7 +145,8 @@ class IntListKind(Kind):
         items = value if isinstance(value, list) else [value]
         out: List[int] = []
         for x in items:
-            if isinstance(x, bool) or not isinstance(x, (int, str)) or (isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
+            if isinstance(x, bool) or not isinstance(x, (int, str)) or (
+                    isinstance(x, str) and not (x.lstrip("-").isascii() and x.lstrip("-").isdigit())):
                 raise ValidationError(f"expected a list of integers, found {x!r}", field=key)
             out.append(int(x) if isinstance(x, int) else _to_int(x, key, "expected a list of integers"))
         return out

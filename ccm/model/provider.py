@@ -87,6 +87,16 @@ class ProviderFactory:
         raise NotImplementedError
 
 
+class AlwaysManageable(ProviderFactory):
+    """A factory whose provider manages every resource of its type on every host: it
+    answers ``(True, 1)`` and says so (``manageable_is_constant``)."""
+
+    manageable_is_constant = True
+
+    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
+        return Manageable(True, 1)
+
+
 class RunCache(Protocol):
     """Answers shared by the providers of one run (Puppet's prefetch); lives for one run.
 

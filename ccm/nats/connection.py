@@ -153,6 +153,39 @@ def _connect_failure(ctx: NatsContext, err: Optional[BaseException]) -> str:
     return reason
 
 
+def _auth_options(ctx: NatsContext) -> Dict[str, Any]:
+    """The connect options of the context's one credential: user and password, a creds file or an nkey."""
+    if ctx.user:
+        return {"user": ctx.user, "password": ctx.password}
+    if ctx.creds:
+        if not os.path.exists(ctx.creds):
+            raise NatsError(f"context {ctx.name!r}: credentials file {ctx.creds} does not exist")
+        _require_nkeys(ctx, "creds")
+        return {"user_credentials": ctx.creds}
+    if ctx.nkey:
+        if not os.path.exists(ctx.nkey):
+            raise NatsError(f"context {ctx.name!r}: nkey file {ctx.nkey} does not exist")
+        _require_nkeys(ctx, "nkey")
+        return {"nkeys_seed": ctx.nkey}
+    return {}
+
+
+def _tls_context(ctx: NatsContext) -> ssl.SSLContext:
+    for key, path in (("ca", ctx.ca), ("cert", ctx.cert), ("key", ctx.key)):
+        if path and not os.path.isfile(path):
+            raise NatsError(f"context {ctx.name!r}: TLS {key} file {path} "
+                            f"{'is not a regular file' if os.path.exists(path) else 'does not exist'}")
+    try:
+        tls = ssl.create_default_context(cafile=ctx.ca or None)
+        if ctx.cert:
+            tls.load_cert_chain(ctx.cert, ctx.key)
+    except ssl.SSLError as exc:
+        raise NatsError(f"context {ctx.name!r}: TLS setup failed: {_ssl_text(exc)}") from None
+    except OSError as exc:
+        raise NatsError(f"context {ctx.name!r}: TLS setup failed: {exc.strerror or exc}") from None
+    return tls
+
+
 class Connection:
     """The lazily opened connection a manager (and its children) share."""
 
@@ -303,37 +336,13 @@ class Connection:
                                 "connect_timeout": max(0.5, min(2.0, (CONNECT_DEADLINE - 0.5) / len(ctx.servers)))}
         if ctx.socks_proxy:
             raise NatsError(f"context {ctx.name!r}: socks_proxy is not supported")
-        if ctx.user:
-            opts["user"], opts["password"] = ctx.user, ctx.password
-        elif ctx.creds:
-            if not os.path.exists(ctx.creds):
-                raise NatsError(f"context {ctx.name!r}: credentials file {ctx.creds} does not exist")
-            _require_nkeys(ctx, "creds")
-            opts["user_credentials"] = ctx.creds
-        elif ctx.nkey:
-            if not os.path.exists(ctx.nkey):
-                raise NatsError(f"context {ctx.name!r}: nkey file {ctx.nkey} does not exist")
-            _require_nkeys(ctx, "nkey")
-            opts["nkeys_seed"] = ctx.nkey
+        opts.update(_auth_options(ctx))
         if ctx.token:
             opts["token"] = ctx.token
         if ctx.inbox_prefix:
             opts["inbox_prefix"] = ctx.inbox_prefix
         if ctx.uses_tls:
-            for key in ("ca", "cert", "key"):
-                path = getattr(ctx, key)
-                if path and not os.path.isfile(path):
-                    raise NatsError(f"context {ctx.name!r}: TLS {key} file {path} "
-                                    f"{'is not a regular file' if os.path.exists(path) else 'does not exist'}")
-            try:
-                tls = ssl.create_default_context(cafile=ctx.ca or None)
-                if ctx.cert:
-                    tls.load_cert_chain(ctx.cert, ctx.key)
-            except ssl.SSLError as exc:
-                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {_ssl_text(exc)}") from None
-            except OSError as exc:
-                raise NatsError(f"context {ctx.name!r}: TLS setup failed: {exc.strerror or exc}") from None
-            opts["tls"] = tls
+            opts["tls"] = _tls_context(ctx)
             if ctx.tls_first:
                 opts["tls_handshake_first"] = True
         return opts
@@ -370,7 +379,7 @@ class Connection:
 
         async def reconnected_cb() -> None:
             self._lost = ""
-            log.info("NATS connection re-established to %s", redact_url(str(getattr(nc, "connected_url", "") or "")))
+            log.info("NATS connection re-established to %s", redact_url(str(nc.connected_url or "")))
 
         async def closed_cb() -> None:
             if state["connected"]:

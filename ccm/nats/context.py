@@ -37,9 +37,9 @@ _STRING_KEYS = ("url", "user", "password", "creds", "nkey", "token", "cert", "ke
 _UNSUPPORTED = ("windows_cert_store", "windows_cert_match", "windows_ca_certs_match")
 _USERINFO = LazyPattern(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@")
 _ENV = LazyPattern(r"\$(\w+)|\$\{(\w+)\}")   # compiled when a creds path is expanded
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_CLOEXEC = os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC | os.O_NONBLOCK
 MAX_LINKS = 40
 
 
@@ -265,8 +265,7 @@ def load(name: str, environ: Optional[Mapping[str, str]] = None) -> NatsContext:
 def _check_named_files(ctx: NatsContext) -> None:
     """Root: the files a context names (TLS material, credentials) obey the same rule; a
     missing one is left to the connection, which names it."""
-    for key in _PATH_KEYS:
-        named = getattr(ctx, key)
+    for key, named in zip(_PATH_KEYS, (ctx.creds, ctx.nkey, ctx.cert, ctx.key, ctx.ca)):
         if not named:
             continue
         try:

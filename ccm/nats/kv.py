@@ -39,7 +39,7 @@ def get(conn: Connection, bucket: str, key: str) -> bytes:
         try:
             entry = await kv.get(key)
         except je.KeyNotFoundError as exc:
-            op_ = getattr(exc, "op", None)
+            op_ = exc.op
             return ("deleted", op_) if op_ else ("nokey", None)
         except je.InvalidKeyError:
             return ("invalid", None)

@@ -22,7 +22,7 @@ from ccm.registration.subjects import entry_from_subject, filter_subject, publis
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator, List, Optional
+    from typing import Any, Awaitable, Callable, Dict, Iterator, List, Optional
 
 MARKER = "Nats-Marker-Reason"
 LOOKUP_IDLE = 5.0          # longest wait for the next message of a lookup
@@ -97,23 +97,10 @@ async def _read_last_per_subject(js: Any, stream: str, subject: str) -> List[byt
     return bodies
 
 
-async def read_subjects(js: Any, stream: str, subject: str, collect: Callable[[Any], None], *,
-                        deliver_policy: Any = None, what: str = "could not query registrations") -> None:
-    """Hand ``collect(msg)`` every stored message matching ``subject`` (default:
-    the last of each subject), markers dropped, until the server reports nothing pending.
-
-    An ephemeral push consumer (no acks, flow control, in memory, R1) whose deliveries a
-    callback collects; gaps in the consumer sequence abort the read so the caller retries
-    (ordered semantics). ``ccm.fleet.stream`` reads fleet reports with it too.
-    """
-    import nats.js.api as api
-    import nats.js.errors as je
-
-    nc = js._nc
-    loop = asyncio.get_running_loop()
-    done: "asyncio.Future[None]" = loop.create_future()
-    state = {"seq": 0}
-
+def _on_delivery(nc: Any, done: "asyncio.Future[None]", state: Dict[str, int],
+                 collect: Callable[[Any], None]) -> Callable[[Any], Awaitable[None]]:
+    """The push consumer's callback: flow control answered, a sequence gap or the last pending
+    message ends ``done``, every other non-marker message goes to ``collect``."""
     async def on_msg(msg: Any) -> None:
         if done.done():
             return
@@ -135,6 +122,27 @@ async def read_subjects(js: Any, stream: str, subject: str, collect: Callable[[A
         if pending == 0:
             done.set_result(None)
 
+    return on_msg
+
+
+async def read_subjects(js: Any, stream: str, subject: str, collect: Callable[[Any], None], *,
+                        deliver_policy: Any = None, what: str = "could not query registrations") -> None:
+    """Hand ``collect(msg)`` every stored message matching ``subject`` (default:
+    the last of each subject), markers dropped, until the server reports nothing pending.
+
+    An ephemeral push consumer (no acks, flow control, in memory, R1) whose deliveries a
+    callback collects; gaps in the consumer sequence abort the read so the caller retries
+    (ordered semantics). ``ccm.fleet.stream`` reads fleet reports with it too.
+    """
+    import nats.js.api as api
+    import nats.js.errors as je
+
+    nc = js._nc
+    loop = asyncio.get_running_loop()
+    done: "asyncio.Future[None]" = loop.create_future()
+    state = {"seq": 0}
+
+    on_msg = _on_delivery(nc, done, state, collect)
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox, cb=on_msg, pending_msgs_limit=1 << 20, pending_bytes_limit=256 << 20)
     config = api.ConsumerConfig(deliver_subject=inbox, filter_subject=subject,

@@ -198,30 +198,27 @@ def group_name(gid: int) -> str:
 def owner_matches(observed: str, desired: str) -> bool:
     if observed == desired:
         return True
-    key = (observed, desired)
-    same = _same_user.get(key)
-    if same is not None:
-        return same
-    generation = _ids.generation
-    a, b = uid_for(observed) if observed else None, uid_for(desired) if desired else None
-    if a is None or b is None:
-        return False
-    _ids.remember(_same_user, key, a == b, generation)
-    return a == b
+    return _same_id(observed, desired, _same_user, uid_for)
 
 
 def group_matches(observed: str, desired: str) -> bool:
     if observed == desired:
         return True
+    return _same_id(observed, desired, _same_group, gid_for)
+
+
+def _same_id(observed: str, desired: str, memo: Dict[Tuple[str, str], bool],
+             id_for: Callable[[str], Optional[int]]) -> bool:
+    """Do two names (or numbers) of users, or of groups, name one id? Remembered in ``memo``."""
     key = (observed, desired)
-    same = _same_group.get(key)
+    same = memo.get(key)
     if same is not None:
         return same
     generation = _ids.generation
-    a, b = gid_for(observed) if observed else None, gid_for(desired) if desired else None
+    a, b = id_for(observed) if observed else None, id_for(desired) if desired else None
     if a is None or b is None:
         return False
-    _ids.remember(_same_group, key, a == b, generation)
+    _ids.remember(memo, key, a == b, generation)
     return a == b
 
 
@@ -312,3 +309,13 @@ def atomic_replace(path: str, *, mode: int, uid: Optional[int] = None, gid: Opti
 
     with fsafe.atomic_replace(path, mode=mode, uid=uid, gid=gid) as out:
         yield out
+
+
+def remove_file(path: str) -> None:
+    """Unlink ``path`` (a symlink itself, never its target); gone already is fine."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None

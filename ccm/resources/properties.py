@@ -85,7 +85,7 @@ def build(spec: Any, raw: Mapping[str, Any], *, label: Optional[str] = None) -> 
                 raise ValidationError(f"unknown property {k!r}{did_you_mean(k, fmap)}")
             values[k] = coerce(f, v)
     except ValidationError as exc:
-        raise exc.with_resource(label or f"{spec.name}#{raw.get('name', '?')}")
+        raise exc.with_resource(label or f"{spec.name}#{raw.get('name', '?')}") from exc
     for f in defaults:
         if values.get(f.key) is None:
             values[f.key] = list(f.default) if isinstance(f.default, (list, tuple)) else f.default

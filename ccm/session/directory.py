@@ -211,7 +211,8 @@ class DirectoryStore(SessionStore):
         elif protocol == SESSION_START_PROTOCOL:
             event = SessionStartEvent.from_dict(doc)
         else:
-            log.warning("Skipping session event with unknown protocol", extra={"kv": {"file": path, "protocol": str(protocol)}})
+            log.warning("Skipping session event with unknown protocol",
+                        extra={"kv": {"file": path, "protocol": str(protocol)}})
             return None
         order = int(m.group(1)) if (m and m.group(1)) else event.timestamp_ns
         return (order, event.event_id, event)

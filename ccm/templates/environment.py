@@ -183,7 +183,8 @@ def _refuse_file_name(source: str, wd: Optional[str]) -> None:
     full = source if os.path.isabs(source) else os.path.join(wd or os.getcwd(), source)
     if os.path.isfile(full):
         raise ExprError(f'template: "{source}" names a file, but template() reads only files ending .templ '
-                        "(rendered as {{ }}) or .jet (rendered as Jet); rename it, or use readFile() for its text as it is")
+                        "(rendered as {{ }}) or .jet (rendered as Jet); rename it, "
+                        "or use readFile() for its text as it is")
 
 
 def hiera_environment(facts: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

@@ -186,7 +186,7 @@ def test_git_repository_of_another_user_names_the_ownership_problem(tmp_path):
     repo = git_repo(str(tmp_path / "repo"))
     commit(repo, {"manifests.yaml": "manifests: []\n"})
     nobody = pwd.getpwnam("nobody")
-    for dirpath, dirs, files in os.walk(repo):
+    for dirpath, _dirs, files in os.walk(repo):
         for name in [dirpath] + [os.path.join(dirpath, f) for f in files]:
             os.lchown(name, nobody.pw_uid, nobody.pw_gid)
     loader = SetLoader(ManifestSetConfig(source=f"git+file://{repo}"), cache_dir=str(tmp_path / "c"),

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 
 import pytest
 
@@ -147,7 +148,7 @@ def test_status_and_metrics_endpoints(tmp_path):
 
         names = {f.name for f in text_string_to_metric_families(text)}
         assert "choria_ccm_agent_apply_duration_seconds" in names
-        with pytest.raises(Exception):
+        with pytest.raises(urllib.error.HTTPError):
             agent.get("/nope")
     finally:
         srv.close()

@@ -59,7 +59,7 @@ def test_summary_counts_what_it_counted_before():
         events = []
         if rng.random() < 0.7:
             events.append(SessionStartEvent("s", rng.choice([0, 1_000, 5_000_000_000])))
-        for i in range(rng.randint(0, 12)):
+        for _i in range(rng.randint(0, 12)):
             ev = TransactionEvent(
                 "file", rng.choice("abcd"), alias=rng.choice(["", "x"]), duration_ns=rng.randint(0, 10**9),
                 timestamp_ns=rng.choice([0, 1, 2_000_000_000, 9_000_000_000]),

@@ -86,7 +86,7 @@ def test_a_node_killed_while_1000_hosts_publish_loses_and_duplicates_nothing(tmp
     survivors = ",".join(s.url for s in cluster.servers if s is not victim)
     msgs = all_messages(survivors)
     by_host = {}
-    for subject, msg_id, doc in msgs:
+    for _subject, msg_id, doc in msgs:
         by_host.setdefault(doc["hostname"], []).append(msg_id)
     duplicates = sum(len(ids) - len(set(ids)) for ids in by_host.values())
     assert sorted(by_host) == sorted(hostname(i) for i in range(HOSTS))
@@ -102,7 +102,7 @@ def test_a_node_killed_while_1000_hosts_publish_loses_and_duplicates_nothing(tmp
     assert doc["summary"]["failed"] == HOSTS // 20 and doc["summary"]["malformed"] == 0
     latest = {h["instance"]: h["manifests"][0]["start"] for h in doc["hosts"]}
     newest = {}
-    for subject, _id, d in msgs:
+    for _subject, _id, d in msgs:
         newest[d["instance"]] = max(newest.get(d["instance"], ""), d["start"])
     assert latest == newest and set(latest) == {instance_token(hostname(i)) for i in range(HOSTS)}
     print(f"\n{HOSTS} hosts: round 1 {first:.1f} s with the leader killed ({len(queued_hosts)} reports queued), "

@@ -58,7 +58,7 @@ def test_ok_check(mgr, tmp_path):
     assert errors == []
     [r] = results
     assert (r.status, r.tries, r.output, r.name) == (OK, 1, "OK - all fine", "check_ok")
-    assert [l for l in output(mgr) if "Health check" in l] == []
+    assert [ln for ln in output(mgr) if "Health check" in ln] == []
 
 
 def test_critical_check_puts_status_and_output_in_the_error(mgr, tmp_path):
@@ -152,9 +152,9 @@ def test_goss_check_critical_lists_failures(mgr, tmp_path):
     assert errors[0].startswith(f'health check "goss" status "CRITICAL": {failure}; Count: 3, Failed: 1, Duration: ')
     out = output(mgr)
     assert f" ERROR {failure} type=file name=web format=goss check=goss" in out
-    assert any(l.startswith(" ERROR Health check failed type=file name=web format=goss check=goss failed=1 msg=Count: 3")
-               for l in out)
-    assert not [l for l in out if l.startswith(" WARN ")]   # the verdict line is enough on the last try
+    assert any(ln.startswith(" ERROR Health check failed type=file name=web format=goss check=goss failed=1 msg=Count: 3")
+               for ln in out)
+    assert not [ln for ln in out if ln.startswith(" WARN ")]   # the verdict line is enough on the last try
 
 
 def test_goss_text_rules_are_rendered_then_validated(mgr, tmp_path):
@@ -178,7 +178,7 @@ def test_goss_retries(mgr, tmp_path):
     rules = {"command": {cmd: {"exit-status": 0}}, "file": {str(target): {"exists": True}}}
     results, errors = run(mgr, {"goss_rules": rules, "tries": 3})
     assert errors == [] and (results[0].status, results[0].tries) == (OK, 2)
-    assert [l for l in output(mgr) if not l.startswith(" DEBUG")] == [
+    assert [ln for ln in output(mgr) if not ln.startswith(" DEBUG")] == [
         " WARN  Health check failed type=file name=web format=goss check=goss try=1 sleep=0s status=CRITICAL"]
 
 

@@ -76,7 +76,7 @@ def _add_user(root: str) -> None:
     for rel, line in entries.items():
         path = os.path.join(root, rel)
         with open(path, encoding="utf-8") as fh:
-            if any(l.startswith(USER + ":") for l in fh):
+            if any(ln.startswith(USER + ":") for ln in fh):
                 continue
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(line)

@@ -144,7 +144,7 @@ def test_pyz_in_root(root: Path, who: str, host_pyz: Path) -> None:
             "properties": {"name": target, "ensure": "present", "content": "piped\n",
                            "owner": owner, "group": owner, "mode": "0644"},
         })
-        for attempt in (1, 2):
+        for _attempt in (1, 2):
             res = ccm("ensure", "api", "pipe", stdin=request, cwd="/var/tmp")
             _ok(res, "ensure api pipe")
             response = json.loads(res.stdout)

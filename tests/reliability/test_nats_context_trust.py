@@ -135,7 +135,7 @@ def readable_ccm():
     try:
         shutil.copytree(os.path.join(ROOT, "ccm"), os.path.join(dest, "ccm"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        for dirpath, dirs, files in os.walk(dest):
+        for dirpath, _dirs, files in os.walk(dest):
             os.chmod(dirpath, 0o755)
             for f in files:
                 os.chmod(os.path.join(dirpath, f), 0o644)
@@ -146,7 +146,7 @@ def readable_ccm():
 
 def test_a_user_reads_their_own_context(home, nobody, readable_ccm):
     """The rule is root's: an unprivileged user still reads the context in their own home."""
-    for dirpath, dirs, files in os.walk(home):
+    for dirpath, _dirs, files in os.walk(home):
         for name in [dirpath] + [os.path.join(dirpath, f) for f in files]:
             os.chown(name, nobody.pw_uid, nobody.pw_gid)
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from ccm.nats.context import load; "

@@ -118,7 +118,7 @@ def test_lock_directory_entry_swapped_under_root(arena):
         i = 0
         while True:
             i += 1
-            for step in (lambda: os.rename(entry, os.path.join(shared, f"away{i}")),
+            for step in (lambda: os.rename(entry, os.path.join(shared, f"away{i}")),  # noqa: B023 (called in the loop)
                          lambda: os.symlink(theirs, entry), lambda: os.unlink(entry),
                          lambda: os.mkdir(entry, 0o700), lambda: os.rmdir(entry)):
                 try:

@@ -37,8 +37,8 @@ SUFFIX = "-plugin.yaml"
 MAX_FILE_BYTES = 1 << 20
 MAX_WALK_DEPTH = 8
 MAX_ENTRIES = 10000
-_DIR = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
-_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def user_dir(environ: Mapping[str, str]) -> str:

@@ -188,7 +188,8 @@ def overview(commands: List[Command], indent: str = "  ") -> List[str]:
             lines.append(f"{indent}{_usage_line(cmd)}")
             lines.extend(f"{indent}    {line}" for line in cmd.description.strip().splitlines())
             for f in cmd.flags:
-                head = f"--{f.name}" + ("" if f.is_bool or f.kind == "counter" else f"={f.placeholder or f.name.upper()}")
+                value = "" if f.is_bool or f.kind == "counter" else f"={f.placeholder or f.name.upper()}"
+                head = f"--{f.name}" + value
                 if f.short:
                     head = f"-{f.short}, {head}"
                 lines.append(f"{indent}    {head:<24}{f.description}")

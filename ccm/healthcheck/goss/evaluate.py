@@ -256,7 +256,8 @@ def _resource_tests(spec: GossType, ident: str, attrs: Dict[str, Any], ctx: Goss
             if decided_missing:
                 out.append(result(attr, SKIP, "skipped"))
             else:
-                what = "does not exist" if exists_attr and observed.get(exists_attr) is False else "could not be observed"
+                missing = exists_attr and observed.get(exists_attr) is False
+                what = "does not exist" if missing else "could not be observed"
                 out.append(result(attr, FAIL, f"Error: {spec.key} {target} {what}"))
             continue
         try:

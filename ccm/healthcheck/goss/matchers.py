@@ -168,6 +168,19 @@ def _advanced(name: str, arg: Any, actual: Any) -> bool:
             seq = to_list(actual)
             return len(seq) == len(arg) and all(equal_scalar(e, a) for e, a in zip(arg, seq))
         return equal_scalar(arg, actual)
+    if name in _LOGIC_MATCHERS:
+        return _logic_matcher(name, arg, actual)
+    if name in _SHAPE_MATCHERS:
+        return _shape_matcher(name, arg, actual)
+    raise MatcherError(f'unsupported goss matcher "{name}"')
+
+
+_LOGIC_MATCHERS = frozenset(("not", "and", "or", "contain-element", "contain-elements", "consist-of"))
+_SHAPE_MATCHERS = frozenset(("have-len", "have-key", "have-key-with-value"))
+
+
+def _logic_matcher(name: str, arg: Any, actual: Any) -> bool:
+    """The matchers made of other matchers: ``not``, ``and``, ``or`` and the element ones."""
     if name == "not":
         return not matches(arg, actual)
     if name == "and":
@@ -178,9 +191,12 @@ def _advanced(name: str, arg: Any, actual: Any) -> bool:
         return any(matches(arg, el) for el in to_list(actual))
     if name == "contain-elements":
         return _bipartite(list(arg), to_list(actual)) == len(arg)
-    if name == "consist-of":
-        elements = to_list(actual)
-        return len(elements) == len(arg) and _bipartite(list(arg), elements) == len(arg)
+    elements = to_list(actual)   # consist-of
+    return len(elements) == len(arg) and _bipartite(list(arg), elements) == len(arg)
+
+
+def _shape_matcher(name: str, arg: Any, actual: Any) -> bool:
+    """``have-len``, ``have-key`` and ``have-key-with-value``."""
     if name == "have-len":
         try:
             return len(actual if isinstance(actual, (dict, list, tuple)) else to_string(actual)) == int(arg)
@@ -188,11 +204,9 @@ def _advanced(name: str, arg: Any, actual: Any) -> bool:
             return False
     if name == "have-key":
         return isinstance(actual, dict) and any(matches(arg, k) for k in actual)
-    if name == "have-key-with-value":
-        if not isinstance(actual, dict):
-            return False
-        return all(k in actual and matches(v, actual[k]) for k, v in arg.items())
-    raise MatcherError(f'unsupported goss matcher "{name}"')
+    if not isinstance(actual, dict):   # have-key-with-value
+        return False
+    return all(k in actual and matches(v, actual[k]) for k, v in arg.items())
 
 
 def matches(expected: Any, actual: Any) -> bool:

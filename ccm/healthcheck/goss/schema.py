@@ -30,7 +30,8 @@ class GossType:
     ident: str                   # attribute overriding the map key (path, url, exec, ...)
     tests: FrozenSet[str]        # attributes that are tests (counted, matched)
     readers: FrozenSet[str] = frozenset()   # tests matched line by line with goss patterns
-    options: Mapping[str, str] = field(default_factory=dict)   # attribute -> kind ("bool", "int", "str", "str_list", "any")
+    # attribute -> kind ("bool", "int", "str", "str_list", "any")
+    options: Mapping[str, str] = field(default_factory=dict)
     unsupported: FrozenSet[str] = frozenset()  # real goss attributes ccm does not evaluate
 
 
@@ -131,6 +132,13 @@ def _validate_resource(spec: GossType, ident: str, attrs: Any, path: str) -> Non
         return
     if not isinstance(attrs, dict):
         raise ValidationError(f"expected a map of attributes, got {type(attrs).__name__}", field=path)
+    _check_ident(spec, ident, attrs, path)
+    for attr, value in attrs.items():
+        _check_attribute(spec, attr, value, f"{path}.{attr}")
+
+
+def _check_ident(spec: GossType, ident: str, attrs: Dict[str, Any], path: str) -> None:
+    """What a resource's name must be for its type (a port, a DNS record type) and what it requires."""
     if spec.key == "port" and not has_template(ident) and "port" not in attrs:
         _check_port_ident(ident, path)
     if spec.key == "dns" and ":" in ident and not has_template(ident):
@@ -139,31 +147,32 @@ def _validate_resource(spec: GossType, ident: str, attrs: Any, path: str) -> Non
             raise ValidationError(f'DNS record type "{kind}" is not supported (supported: A, AAAA)', field=path)
     if spec.key == "matching" and "matches" not in attrs:
         raise ValidationError("'matches' is required", field=path)
-    for attr, value in attrs.items():
-        where = f"{path}.{attr}"
-        if attr in COMMON:
-            if attr == "skip" and not isinstance(value, bool) and not has_template(value):
-                raise ValidationError(f"expected a boolean, got {value!r}", field=where)
-            continue
-        if attr == spec.ident and spec.ident:
-            if not isinstance(value, str):
-                raise ValidationError(f"expected a string, got {value!r}", field=where)
-            continue
-        if attr in spec.unsupported:
-            raise ValidationError(f'goss attribute "{attr}" of {spec.key} is not supported by ccm\'s native goss '
-                                  f'evaluator', field=where)
-        if attr in spec.options:
-            _check_option(spec.options[attr], value, where)
-            continue
-        if attr not in spec.tests:
-            known = sorted(spec.tests | set(spec.options) | COMMON | ({spec.ident} if spec.ident else set()))
-            raise ValidationError(f'unknown goss attribute "{attr}" for {spec.key} (known: {", ".join(known)})',
-                                  field=where)
-        if attr in spec.readers and isinstance(value, (list, tuple)):
-            for i, pattern in enumerate(value):
-                _check_pattern(pattern, f"{where}[{i}]")
-            continue
-        validate_matcher(value, where)
+
+
+def _check_attribute(spec: GossType, attr: str, value: Any, where: str) -> None:
+    if attr in COMMON:
+        if attr == "skip" and not isinstance(value, bool) and not has_template(value):
+            raise ValidationError(f"expected a boolean, got {value!r}", field=where)
+        return
+    if attr == spec.ident and spec.ident:
+        if not isinstance(value, str):
+            raise ValidationError(f"expected a string, got {value!r}", field=where)
+        return
+    if attr in spec.unsupported:
+        raise ValidationError(f'goss attribute "{attr}" of {spec.key} is not supported by ccm\'s native goss '
+                              f'evaluator', field=where)
+    if attr in spec.options:
+        _check_option(spec.options[attr], value, where)
+        return
+    if attr not in spec.tests:
+        known = sorted(spec.tests | set(spec.options) | COMMON | ({spec.ident} if spec.ident else set()))
+        raise ValidationError(f'unknown goss attribute "{attr}" for {spec.key} (known: {", ".join(known)})',
+                              field=where)
+    if attr in spec.readers and isinstance(value, (list, tuple)):
+        for i, pattern in enumerate(value):
+            _check_pattern(pattern, f"{where}[{i}]")
+        return
+    validate_matcher(value, where)
 
 
 def _check_port_ident(ident: str, path: str) -> None:
@@ -226,20 +235,34 @@ def validate_matcher(value: Any, where: str) -> None:
             raise ValidationError(f"{name} takes a list of matchers, got {type(arg).__name__}", field=where)
         for i, item in enumerate(arg):
             validate_matcher(item, f"{where}[{i}]")
-    elif name in ("not", "contain-element", "equal"):
+    elif name in ("not", "contain-element", "equal", "have-key"):
         validate_matcher(arg, where)
     elif name in NUMERIC_MATCHERS:
-        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
-            try:
-                float(str(arg))
-            except ValueError:
-                raise ValidationError(f"{name} takes a number, got {arg!r}", field=where) from None
+        _check_number_arg(name, arg, where)
     elif name in STRING_MATCHERS:
-        if isinstance(arg, (dict, list)):
-            raise ValidationError(f"{name} takes a string, got {type(arg).__name__}", field=where)
-        if name == "match-regexp":
-            _check_regexp(str(arg), where)
-    elif name == "have-len":
+        _check_string_arg(name, arg, where)
+    else:
+        _check_shaped_arg(name, arg, where)
+
+
+def _check_number_arg(name: str, arg: Any, where: str) -> None:
+    if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        try:
+            float(str(arg))
+        except ValueError:
+            raise ValidationError(f"{name} takes a number, got {arg!r}", field=where) from None
+
+
+def _check_string_arg(name: str, arg: Any, where: str) -> None:
+    if isinstance(arg, (dict, list)):
+        raise ValidationError(f"{name} takes a string, got {type(arg).__name__}", field=where)
+    if name == "match-regexp":
+        _check_regexp(str(arg), where)
+
+
+def _check_shaped_arg(name: str, arg: Any, where: str) -> None:
+    """``have-len`` (an integer) and ``have-key-with-value`` (a map of matchers)."""
+    if name == "have-len":
         if isinstance(arg, bool) or not isinstance(arg, int):
             raise ValidationError(f"have-len takes an integer, got {arg!r}", field=where)
     elif name == "have-key-with-value":
@@ -247,5 +270,3 @@ def validate_matcher(value: Any, where: str) -> None:
             raise ValidationError(f"have-key-with-value takes a map, got {type(arg).__name__}", field=where)
         for k, v in arg.items():
             validate_matcher(v, f"{where}[{k}]")
-    elif name == "have-key":
-        validate_matcher(arg, where)

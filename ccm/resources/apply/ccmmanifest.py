@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 
 from ccm.model.errors import ResourceError
-from ccm.model.provider import Manageable, ProviderFactory
+from ccm.model.provider import AlwaysManageable
 from ccm.model.resource import Properties, ResourceContext
 from ccm.resources.apply.logic import DEPTH_ERROR, MAX_DEPTH, ChildResult
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Mapping, Optional
+    from typing import Any, Optional
 
 
 def child_path(name: str, working_dir: Optional[str]) -> str:
@@ -60,13 +60,9 @@ class ManifestProvider:
         return outcome
 
 
-class ManifestFactory(ProviderFactory):
+class ManifestFactory(AlwaysManageable):
     type_name = "apply"
     name = "ccmmanifest"
-    manageable_is_constant = True   # is_manageable: always (True, 1)
-
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        return Manageable(True, 1)
 
     def new(self, runner: Any, log: Any) -> ManifestProvider:
         return ManifestProvider(runner, log)

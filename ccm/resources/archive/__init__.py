@@ -68,52 +68,16 @@ def _canonical_abs(path: str) -> bool:
 
 
 def validate(props: Properties) -> None:
-    from ccm.httpget import redact_url as _redact
-
     name, ensure = props.name, props.ensure
     url = props.get("url") or ""
     if ensure not in ENSURES and not is_templated(ensure):
         raise ValidationError('invalid ensure value: must be one of "present" or "absent"', field="ensure")
     if not url:
         raise ValidationError("url cannot be empty", field="url")
-    if not is_templated(url):
-        from ccm.redact import split_userinfo
-
-        try:
-            parsed = urllib.parse.urlsplit(split_userinfo(url)[0])   # credentials never parsed
-            parsed.port  # noqa: B018 - raises ValueError on a bad port
-        except ValueError as exc:
-            raise ValidationError(f"invalid url: {exc}", field="url") from None
-        if not parsed.scheme or not parsed.netloc:
-            raise ValidationError("url must be absolute (include scheme like http:// or https://)", field="url")
-        if parsed.scheme.lower() not in ("http", "https"):
-            raise ValidationError(f"url scheme must be http or https, got {parsed.scheme!r} in {_redact(url)}", field="url")
-        base = os.path.basename(parsed.path)
-        if not base:
-            raise ValidationError("url must have a filename in the path", field="url")
-        url_type = archive_type(base)
-        if not url_type:
-            raise ValidationError(f"url filename must end in {EXTENSIONS_TEXT}", field="url")
-    else:
-        url_type = ""
+    url_type = "" if is_templated(url) else _url_type(url)
     if not is_templated(name):
-        name_type = archive_type(name)
-        if not name_type:
-            raise ValidationError(f"name must end in {EXTENSIONS_TEXT}", field="name")
-        if url_type and url_type != name_type:
-            raise ValidationError(
-                f"url and name must have the same archive type: url is {url_type}, name is {name_type}", field="name")
-        if not _canonical_abs(name):
-            raise ValidationError("file path must be absolute", field="name")
-    if props.get("cleanup"):
-        if not props.get("extract_parent"):
-            raise ValidationError("cleanup requires extract_parent to be set", field="cleanup")
-        if not props.get("creates"):
-            raise ValidationError("cleanup requires creates to be set", field="cleanup")
-    for key in ("creates", "extract_parent"):
-        value = props.get(key)
-        if value and not is_templated(value) and not _canonical_abs(value):
-            raise ValidationError(f"{key} path must be absolute", field=key)
+        _check_name(name, url_type)
+    _check_paths(props)
     checksum = props.get("checksum")
     if checksum and not is_templated(checksum) and not re.fullmatch(r"[0-9a-fA-F]{64}", checksum):
         raise ValidationError("checksum must be a hex encoded sha256 digest (64 characters)", field="checksum")
@@ -124,6 +88,54 @@ def validate(props: Properties) -> None:
         value = props.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
             raise ValidationError("must be a positive integer", field=key)
+
+
+def _url_type(url: str) -> str:
+    """The archive type a literal ``url`` names by its file name, or ValidationError."""
+    from ccm.httpget import redact_url as _redact
+    from ccm.redact import split_userinfo
+
+    try:
+        parsed = urllib.parse.urlsplit(split_userinfo(url)[0])   # credentials never parsed
+        parsed.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise ValidationError(f"invalid url: {exc}", field="url") from None
+    if not parsed.scheme or not parsed.netloc:
+        raise ValidationError("url must be absolute (include scheme like http:// or https://)", field="url")
+    if parsed.scheme.lower() not in ("http", "https"):
+        raise ValidationError(f"url scheme must be http or https, got {parsed.scheme!r} in {_redact(url)}",
+                              field="url")
+    base = os.path.basename(parsed.path)
+    if not base:
+        raise ValidationError("url must have a filename in the path", field="url")
+    url_type = archive_type(base)
+    if not url_type:
+        raise ValidationError(f"url filename must end in {EXTENSIONS_TEXT}", field="url")
+    return url_type
+
+
+def _check_name(name: str, url_type: str) -> None:
+    name_type = archive_type(name)
+    if not name_type:
+        raise ValidationError(f"name must end in {EXTENSIONS_TEXT}", field="name")
+    if url_type and url_type != name_type:
+        raise ValidationError(
+            f"url and name must have the same archive type: url is {url_type}, name is {name_type}", field="name")
+    if not _canonical_abs(name):
+        raise ValidationError("file path must be absolute", field="name")
+
+
+def _check_paths(props: Properties) -> None:
+    """``cleanup``'s two requirements, then ``creates`` and ``extract_parent`` absolute."""
+    if props.get("cleanup"):
+        if not props.get("extract_parent"):
+            raise ValidationError("cleanup requires extract_parent to be set", field="cleanup")
+        if not props.get("creates"):
+            raise ValidationError("cleanup requires creates to be set", field="cleanup")
+    for key in ("creates", "extract_parent"):
+        value = props.get(key)
+        if value and not is_templated(value) and not _canonical_abs(value):
+            raise ValidationError(f"{key} path must be absolute", field=key)
 
 
 def prepare(values: Dict[str, Any]) -> None:

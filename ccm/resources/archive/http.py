@@ -20,7 +20,7 @@ from ccm.gocompat.rfc3339 import rfc3339
 from ccm.model.events import ResourceState
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
-from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha256_file, user_name
+from ccm.resources.ownership import atomic_replace, group_name, remove_file, resolve_ids, sha256_file, user_name
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class HttpArchiveProvider:
 
     def status(self, path: str, creates: Optional[str] = None) -> ResourceState:
         meta: Dict[str, Any] = {"name": path}
-        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
+        state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta},
+                              timestamp_ns=now_ns())
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -118,12 +119,7 @@ class HttpArchiveProvider:
             raise ProviderError(f"extract failed: {exc}") from None
 
     def remove(self, path: str) -> None:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
+        remove_file(path)
 
     def set_ownership(self, path: str, owner: str, group: str) -> None:
         from ccm import fsafe

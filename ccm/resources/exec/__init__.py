@@ -60,21 +60,28 @@ def validate(props: Properties) -> None:
     for ref in props.get("subscribe") or []:
         parse_ref(ref, what="subscribe")
     if props.get("path"):
-        for d in props.get("path").split(":"):
-            if not d:
-                raise ValidationError("invalid path: empty directory in path", field="path")
-            if not os.path.isabs(d):
-                raise ValidationError(f'invalid path: "{d}" is not an absolute path', field="path")
+        _check_path(props.get("path"))
     for entry in props.get("environment") or []:
-        if is_templated(entry):
-            continue
-        if "=" not in entry:
-            raise ValidationError(f"invalid environment variable \"{entry}\": missing '='", field="environment")
-        key, value = entry.split("=", 1)
-        if not key:
-            raise ValidationError(f'invalid environment variable "{entry}": empty key', field="environment")
-        if not value:
-            raise ValidationError(f'invalid environment variable "{entry}": empty value', field="environment")
+        if not is_templated(entry):
+            _check_environment_entry(entry)
+
+
+def _check_path(path: str) -> None:
+    for d in path.split(":"):
+        if not d:
+            raise ValidationError("invalid path: empty directory in path", field="path")
+        if not os.path.isabs(d):
+            raise ValidationError(f'invalid path: "{d}" is not an absolute path', field="path")
+
+
+def _check_environment_entry(entry: str) -> None:
+    if "=" not in entry:
+        raise ValidationError(f"invalid environment variable \"{entry}\": missing '='", field="environment")
+    key, value = entry.split("=", 1)
+    if not key:
+        raise ValidationError(f'invalid environment variable "{entry}": empty key', field="environment")
+    if not value:
+        raise ValidationError(f'invalid environment variable "{entry}": empty value', field="environment")
 
 
 TYPE = TypeSpec(

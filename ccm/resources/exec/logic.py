@@ -106,7 +106,8 @@ class ExecLogic(TypeLogic[ExecProvider]):
 
     def verify(self, provider: ExecProvider, props: Properties, plan: Plan, acted: Any,
                ctx: ResourceContext) -> Tuple[ResourceState, bool, str]:
-        state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted}, timestamp_ns=now_ns())
+        state = ResourceState(type="exec", name=props.name, ensure="present", extra={"exitcode": acted},
+                              timestamp_ns=now_ns())
         creates = _creates_path(props)
         if creates and os.path.exists(creates):
             state.extra["creates_satisfied"] = True

@@ -11,7 +11,7 @@ import os
 from ccm.log import internal
 from ccm.model.durations import parse_duration
 from ccm.model.errors import ValidationError
-from ccm.model.provider import Manageable, ProviderFactory
+from ccm.model.provider import AlwaysManageable, Manageable, ProviderFactory
 from ccm.model.resource import Properties
 from ccm.model.runner import CommandResult
 from ccm.resources.exec import split_command
@@ -52,8 +52,8 @@ class _ExecProvider:
             return CommandResult(argv=[], exit_code=-1, error=f"invalid command: {exc.message}")
         if not argv:
             return CommandResult(argv=[], exit_code=-1, error="empty command")
-        res: CommandResult = self.runner.run(argv, cwd=props.get("cwd") or "/", env=_env(props), timeout=_timeout(props),
-                                             path=props.get("path") or None)
+        res: CommandResult = self.runner.run(argv, cwd=props.get("cwd") or "/", env=_env(props),
+                                             timeout=_timeout(props), path=props.get("path") or None)
         return res
 
     def run_guard(self, line: str, props: Properties) -> CommandResult:
@@ -90,13 +90,9 @@ class ShellExecProvider(_ExecProvider):
         return props.name
 
 
-class PosixFactory(ProviderFactory):
+class PosixFactory(AlwaysManageable):
     type_name = "exec"
     name = "posix"
-    manageable_is_constant = True   # is_manageable: always (True, 1)
-
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        return Manageable(True, 1)
 
     def new(self, runner: Any, log_: Any) -> PosixExecProvider:
         return PosixExecProvider(runner, log_)

@@ -17,12 +17,11 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
-from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import RunCache
 from ccm.model.runner import CommandResult
 from ccm.resources.package.selection import ToolsFactory, on_path
+from ccm.resources.package.tool import ToolProvider
 
 ENV: Dict[str, str] = {
     "DEBIAN_FRONTEND": "noninteractive",
@@ -104,18 +103,9 @@ def apt_errors(stderr: str) -> str:
 
 # --- provider ------------------------------------------------------------------------------
 
-class AptProvider:
+class AptProvider(ToolProvider):
     name = "apt"
     scheme = "deb"
-
-    def __init__(self, runner: Any, log: Any = None, lock: Any = None):
-        self.runner = runner
-        self.log = log
-        self.lock = lock or package_lock()
-        self.cache: Optional[RunCache] = None
-
-    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
-        self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
         res: CommandResult = self.runner.run(argv, env=dict(ENV))
@@ -187,7 +177,8 @@ class AptProvider:
         with self.lock.hold(f"apt-get remove {pkg}"):
             res = self._changing(["apt-get", "-q", "-y", "remove", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to uninstall {pkg}", detail=res.detail_with_output(apt_errors(res.stderr) or None))
+            raise ProviderError(f"failed to uninstall {pkg}",
+                                detail=res.detail_with_output(apt_errors(res.stderr) or None))
 
 
 # --- factory -------------------------------------------------------------------------------

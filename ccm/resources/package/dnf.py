@@ -18,12 +18,11 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
-from ccm.locks import package_lock
 from ccm.model.errors import ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import RunCache
 from ccm.model.runner import CommandResult
 from ccm.resources.package.selection import ToolsFactory, on_path
+from ccm.resources.package.tool import ToolProvider
 
 QUERY_FORMAT = "%{NAME} %|EPOCH?{%{EPOCH}}:{0}| %{VERSION} %{RELEASE} %{ARCH}"
 TOOLS = ("dnf", "rpm")
@@ -95,18 +94,9 @@ def last_error_line(res: CommandResult) -> Optional[str]:
 
 # --- provider ------------------------------------------------------------------------------
 
-class DnfProvider:
+class DnfProvider(ToolProvider):
     name = "dnf"
     scheme = "rpm"
-
-    def __init__(self, runner: Any, log: Any = None, lock: Any = None):
-        self.runner = runner
-        self.log = log
-        self.lock = lock or package_lock()
-        self.cache: Optional[RunCache] = None
-
-    def use_run_cache(self, cache: RunCache) -> None:   # ccm.model.provider.Prefetching
-        self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
         res: CommandResult = self.runner.run(argv)
@@ -178,13 +168,15 @@ class DnfProvider:
         with self.lock.hold(f"dnf downgrade {pkg}-{version}"):
             res = self._changing(["dnf", "downgrade", "-y", f"{pkg}-{version}"])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
+            raise ProviderError(f"failed to Downgrade {pkg}, dnf exited {res.exit_code}",
+                                detail=res.detail_with_output(last_error_line(res)))
 
     def uninstall(self, pkg: str) -> None:
         with self.lock.hold(f"dnf remove {pkg}"):
             res = self._changing(["dnf", "remove", "-y", pkg])
         if res.exit_code != 0:
-            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}", detail=res.detail_with_output(last_error_line(res)))
+            raise ProviderError(f"failed to Uninstall {pkg}, dnf exited {res.exit_code}",
+                                detail=res.detail_with_output(last_error_line(res)))
 
 
 # --- factory -------------------------------------------------------------------------------

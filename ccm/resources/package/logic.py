@@ -63,12 +63,13 @@ class PackageProvider(Protocol):
     ``status`` reports ensure = the installed version or ``absent`` and may list every
     spelling of that version a user could pin in ``internal["versions"]`` (dnf: ``V``,
     ``V-R``, ``E:V-R``); ``available`` is the version ``latest`` would install now (apt's
-    ``Candidate``, dnf's newest update or the installed EVR), ``None`` if unknown; a
-    provider may set ``scheme`` (``"deb"``/``"rpm"``: which version ordering applies).
+    ``Candidate``, dnf's newest update or the installed EVR), ``None`` if unknown;
+    ``scheme`` is which version ordering applies (``"deb"``, ``"rpm"``, else generic).
     Changes raise ``ProviderError`` when they fail.
     """
 
     name: str
+    scheme: str
 
     def status(self, pkg: str) -> ResourceState: ...
 
@@ -93,7 +94,7 @@ class PackageLogic(TypeLogic[PackageProvider]):
         except ValidationError as exc:
             raise exc.with_resource(props.resource_id) from None
         state = provider.status(props.name)
-        state.internal["scheme"] = getattr(provider, "scheme", "generic")
+        state.internal["scheme"] = provider.scheme
         if props.ensure == "latest" and state.ensure != "absent":
             state.internal["candidate"] = provider.available(props.name)
         return state

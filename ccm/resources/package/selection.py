@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from typing import Any, Mapping, Tuple
 
 from ccm.cmdsearch import on_search_path
+from ccm.lazymap import LazyMapping
 from ccm.model.provider import Manageable, ProviderFactory
 from ccm.model.resource import Properties
 
@@ -22,11 +23,10 @@ def on_path(tool: str) -> bool:
 def platform_family(facts: Mapping[str, Any]) -> str:
     """``host.info.platformFamily`` (``debian``, ``rhel``, ``fedora``...), or ``""``. The
     manager's facts view answers it without gathering every fact (``probe``)."""
-    probe = getattr(facts, "probe", None)
-    if probe is not None:
-        value = probe(("host", "info", "platformFamily"))
+    if isinstance(facts, LazyMapping):
+        value = facts.probe(("host", "info", "platformFamily"))
         if value is None:
-            value = probe(("host", "platformFamily"))
+            value = facts.probe(("host", "platformFamily"))
         return str(value or "")
     host = facts.get("host") if isinstance(facts, _Mapping) else None
     info = host.get("info") if isinstance(host, _Mapping) else None

@@ -34,10 +34,9 @@ from ccm import fsafe
 from ccm.clock import now_ns
 from ccm.model.errors import CCMError, ProviderError
 from ccm.model.events import ResourceState
-from ccm.model.provider import Manageable, ProviderFactory
-from ccm.model.resource import Properties
+from ccm.model.provider import AlwaysManageable
 from ccm.redact import scrub_text
-from ccm.resources.ownership import CHUNK, atomic_replace, sha256_file
+from ccm.resources.ownership import CHUNK, atomic_replace, remove_file, sha256_file
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -147,7 +146,8 @@ class _Renderer:
             with open(path, "rb") as fh:
                 return fh.read().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ProviderError(f"cannot read template {rel}: {getattr(exc, 'strerror', None) or exc}") from None
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+            raise ProviderError(f"cannot read template {rel}: {reason}") from None
 
     def render_text(self, text: str, dot: Any, name: str) -> str:
         job = self.job
@@ -330,12 +330,7 @@ class ChoriaScaffoldProvider:
             shutil.copyfileobj(fh, out, CHUNK)
 
     def _unlink(self, path: str) -> None:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise ProviderError(f"cannot remove {path}: {exc.strerror or exc}") from None
+        remove_file(path)
 
     # --- status and removal ----------------------------------------------------------
     def status(self, job: RenderJob, *, ensure: str) -> ResourceState:
@@ -354,7 +349,8 @@ class ChoriaScaffoldProvider:
         if stable:
             meta["stable"] = stable
         meta["engine"] = job.engine
-        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta}, timestamp_ns=now_ns())
+        return ResourceState(type="scaffold", name=job.target, ensure="present", extra={"metadata": meta},
+                             timestamp_ns=now_ns())
 
     def remove(self, target: str, files: Sequence[str]) -> None:
         """Delete ``files``, then the directories they leave empty (never ``target``
@@ -390,13 +386,9 @@ class ChoriaScaffoldProvider:
             pass
 
 
-class ChoriaFactory(ProviderFactory):
+class ChoriaFactory(AlwaysManageable):
     type_name = "scaffold"
     name = "choria"
-    manageable_is_constant = True   # is_manageable: always (True, 1)
-
-    def is_manageable(self, facts: Mapping[str, Any], props: Properties) -> Manageable:
-        return Manageable(True, 1)
 
     def new(self, runner: Any, log: Any) -> ChoriaScaffoldProvider:
         return ChoriaScaffoldProvider(runner, log)

@@ -29,7 +29,8 @@ FIELDS = (
 
 def check_ensure(ensure: str) -> None:
     if ensure not in ENSURES:
-        raise ValidationError(f'invalid ensure value: invalid ensure property "{ensure}" expects "running" or "stopped"',
+        raise ValidationError(f'invalid ensure value: invalid ensure property "{ensure}" '
+                              'expects "running" or "stopped"',
                               field="ensure")
 
 

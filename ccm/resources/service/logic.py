@@ -16,7 +16,7 @@ from ccm.resources.service import check_ensure, check_name
 from ccm.typing_guard import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MESSAGES = {
     "restart": "Would have restarted via subscribe",
@@ -49,6 +49,16 @@ class ServiceProvider(Protocol):
     def enable(self, service: str) -> Optional[str]: ...
 
     def disable(self, service: str) -> Optional[str]: ...
+
+
+# what each planned action calls (the keys of MESSAGES)
+_ACTIONS: Dict[str, Callable[[ServiceProvider, str], Optional[str]]] = {
+    "restart": lambda p, name: p.restart(name),
+    "stop": lambda p, name: p.stop(name),
+    "start": lambda p, name: p.start(name),
+    "enable": lambda p, name: p.enable(name),
+    "disable": lambda p, name: p.disable(name),
+}
 
 
 class ServiceLogic(TypeLogic[ServiceProvider]):
@@ -103,7 +113,7 @@ class ServiceLogic(TypeLogic[ServiceProvider]):
     def act(self, provider: ServiceProvider, props: Properties, plan: Plan, ctx: ResourceContext) -> List[str]:
         failures = []
         for action in plan.actions:
-            problem = getattr(provider, action)(props.name)
+            problem = _ACTIONS[action](provider, props.name)
             if problem:
                 failures.append(problem)
                 # one line here; the failure message carries the output tail
