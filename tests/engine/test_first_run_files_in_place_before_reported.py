@@ -20,6 +20,7 @@ import time
 import pytest
 
 from ccm import fsafe
+from ccm.fsafe import writes as fsafe_writes
 from ccm.apply import load_manifest
 from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
@@ -347,7 +348,7 @@ def test_sync_mode_fsync_makes_each_staged_file_durable_with_its_own_fsync(tmp_p
     """``CCM_SYNC_MODE=fsync`` (the plain twin of the syncfs pass): an fsync per staged
     file and no syncfs; the files left are those of the default pass."""
     monkeypatch.setenv("CCM_SYNC_MODE", mode)
-    monkeypatch.setattr(fsafe, "_syncfs", None)   # chosen again, under the switch
+    monkeypatch.setattr(fsafe_writes, "_syncfs", None)   # chosen again, under the switch
     fsyncs = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
@@ -358,8 +359,8 @@ def test_sync_mode_fsync_makes_each_staged_file_durable_with_its_own_fsync(tmp_p
     assert all(w.synced and w.error is None for w in batch.fs.writes)
     per_file = [fd for fd in fsyncs if fd in staged]
     if mode == "fsync":
-        assert fsafe._syncfs is False and sorted(per_file) == sorted(staged)
-    elif fsafe._syncfs:   # a kernel whose syncfs reports writeback errors (5.8+): one pass
+        assert fsafe_writes._syncfs is False and sorted(per_file) == sorted(staged)
+    elif fsafe_writes._syncfs:   # a kernel whose syncfs reports writeback errors (5.8+): one pass
         assert per_file == []
     batch.commit(False)
     assert [open(str(tmp_path / f"f{i}")).read() for i in range(n)] == [f"new {i}" for i in range(n)]
