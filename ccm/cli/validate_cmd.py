@@ -123,10 +123,23 @@ def _load(src: str, manager: Any, declared: Set[Tuple[str, str]], lenient: bool,
             _m, problems, _w = _load(src, manager, declared, False, **kwargs)
             return None, problems, []
         return None, [p if src in p else f"{src}: {p}" for p in _problems_of(exc)], []   # each names its file
+    problems, warnings = _run_time_problems(manifest, manager)
     if not lenient:
-        return manifest, [], []
+        return manifest, problems, warnings
     order = check_references(list(manifest.resources), _NotOwn(_declared_ids(manifest.resources)))
-    return manifest, [f"{manifest.path}: {p}" for p in order], _outside_references(manifest, session)
+    return (manifest, [f"{manifest.path}: {p}" for p in order] + problems,
+            _outside_references(manifest, session) + warnings)
+
+
+def _run_time_problems(manifest: Any, manager: Any) -> Tuple[List[str], List[str]]:
+    """What every apply on this host would fail on though the manifest loads: deferred
+    templates that cannot render, missing file sources (``ccm.apply.preflight``)."""
+    from ccm.apply import preflight
+
+    found, rendered = preflight.deferred_problems(list(manifest.resources), manager.template_environment())
+    missing, warned = preflight.missing_sources(rendered, manifest.directory)
+    return ([f"{manifest.path}: {p}" for p in found + missing],
+            [f"{manifest.path}: {w}" for w in warned])
 
 
 def parent_refs(parents: List[str], child: str, manager: Any, hiera: Optional[str]) -> Set[Tuple[str, str]]:

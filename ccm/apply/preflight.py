@@ -1,0 +1,139 @@
+"""What ``ccm apply`` would fail on at run time, found by ``ccm validate`` without running anything.
+
+Deferred fields (exec ``command``/``environment``/``cwd``/``creates``/``onlyif``/``unless``,
+file ``content``/``source``, ...) are rendered only when their resource runs, after its
+``control`` gate. ``deferred_problems`` renders them (and evaluates ``control``) once, in
+the manifest's template environment, on a copy of each resource, with every function that
+reads files, NATS or the network replaced by a stand-in: an expression that depends on
+such a function cannot be judged here and is left alone (so is a resource whose
+``control`` cannot be judged or skips it on this host). What is left, an unknown name or a
+missing ``Data``/``Facts`` key, fails every apply on this host, and is reported.
+
+``missing_sources`` reports a file ``source`` (a local path, after rendering) that does
+not exist, unless an earlier resource of the manifest makes that path (a file of that
+name, an exec or archive ``creates``, a path under an archive's ``extract_parent``); when
+an earlier exec has no ``creates`` (it might make anything) it is a warning instead.
+"""
+from __future__ import annotations
+
+import os
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+# The environment's functions that only read facts and data (everything else stands in).
+_PURE_FUNCTIONS = frozenset({"lookup"})
+
+
+class _Unknowable(Exception):
+    """Raised by a stand-in function: the expression needs something only a run knows."""
+
+
+def _stand_in(name: str) -> Any:
+    def call(*_args: Any, **_kwargs: Any) -> Any:
+        raise _Unknowable(name)
+
+    return call
+
+
+def trial_environment(env: Mapping[str, Any]) -> Dict[str, Any]:
+    """``env`` with every function that does I/O replaced by a stand-in."""
+    return {k: (_stand_in(k) if callable(v) and k not in _PURE_FUNCTIONS else v) for k, v in env.items()}
+
+
+def _control_runs(props: Any, env: Mapping[str, Any]) -> bool:
+    """True when ``control`` lets the resource run on this host (False when it cannot tell)."""
+    from ccm.resources.base import _control_allows
+
+    try:
+        return bool(_control_allows(props, env))
+    except Exception:   # a control that fails is reported by the run itself, not guessed here
+        return False
+
+
+def _rendered(props: Any, env: Mapping[str, Any]) -> Tuple[Optional[Any], List[str]]:
+    """(a rendered copy of ``props``, the error each deferred field would hit). The copy is
+    None when a field failed or reached a stand-in (its value is not known here)."""
+    from ccm.model.errors import CCMError
+    from ccm.model.resource import DEFERRED, Properties
+    from ccm.resources import properties as P
+
+    copy: Optional[Any] = Properties(props.type_name, dict(props.values), props.fields)
+    errors: List[str] = []
+    for f in props.fields:
+        value = props.values.get(f.key)
+        if f.template != DEFERRED or value is None:
+            continue
+        try:
+            rendered = P.render_field(f, value, env)
+        except _Unknowable:
+            copy = None
+            continue
+        except CCMError as exc:
+            copy = None
+            if not isinstance(exc.__cause__, _Unknowable) and not isinstance(exc.__context__, _Unknowable):
+                errors.append(str(exc))
+            continue
+        if copy is not None:
+            copy.values[f.key] = rendered
+    return copy, errors
+
+
+def deferred_problems(entries: List[Any], env: Mapping[str, Any]) -> Tuple[List[str], List[Any]]:
+    """(a problem for each resource whose deferred templates fail in ``env``, the rendered
+    properties of every resource that could be judged, in manifest order)."""
+    trial = trial_environment(env)
+    problems: List[str] = []
+    rendered: List[Any] = []
+    for entry in entries:
+        props = entry.props
+        if props.get("control") and not _control_runs(props, trial):
+            continue
+        copy, errors = _rendered(props, trial)
+        problems += [f"resource {entry.index} ({entry.label}): apply would fail: {e}" for e in errors]
+        if copy is not None:
+            rendered.append((entry, copy))
+    return problems, rendered
+
+
+def _made_paths(props: Any, directory: str) -> Tuple[List[str], List[str]]:
+    """(paths, directories whose contents) an earlier resource makes."""
+    def full(p: Any) -> str:
+        return os.path.normpath(os.path.join(directory, str(p)))
+
+    paths = [full(props.get(k)) for k in ("creates",) if isinstance(props.get(k), str) and props.get(k)]
+    trees: List[str] = []
+    if props.type_name in ("file", "archive") and props.name:
+        paths.append(full(props.name))
+    if props.type_name == "archive" and props.get("extract_parent"):
+        trees.append(full(props.get("extract_parent")))
+    return paths, trees
+
+
+def missing_sources(rendered: List[Any], directory: str) -> Tuple[List[str], List[str]]:
+    """(problems, warnings): file ``source`` paths that do not exist (see the module text)."""
+    problems: List[str] = []
+    warnings: List[str] = []
+    made: List[str] = []
+    trees: List[str] = []
+    unknown_maker = ""   # an earlier exec without ``creates``
+    for entry, props in rendered:
+        source = props.get("source")
+        if props.type_name == "file" and props.ensure != "absent" and isinstance(source, str) and source \
+                and "://" not in source:
+            path = os.path.normpath(os.path.join(directory, source))
+            known = path in made or any(path.startswith(t.rstrip("/") + "/") for t in trees)
+            if not known and not os.path.lexists(path):
+                message = f"resource {entry.index} ({entry.label}): source: {source!r} does not exist ({path})"
+                if unknown_maker:
+                    warnings.append(f"warning: {message}: fine only if {unknown_maker} creates it")
+                else:
+                    problems.append(f"{message}: apply would fail")
+        p, t = _made_paths(props, directory)
+        made += p
+        trees += t
+        if props.type_name == "exec" and not props.get("creates") and not unknown_maker:
+            unknown_maker = entry.label
+    return problems, warnings
