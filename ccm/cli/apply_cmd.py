@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from ccm.cli.fastargs import Option
 
 EXIT_REJECTED = 1
-EXIT_LOCKED = 3
 
 EXAMPLES = """\
 examples:
@@ -34,7 +33,8 @@ EXIT_CODES = """exit codes:
   0    success (with --detailed-exit-codes: no changes)
   1    a resource failed, or the manifest or command line was rejected
   2/4/6  with --detailed-exit-codes: changes / failures / both
-  3    another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock)
+  8    skipped: another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock);
+       8 sets neither the changed (2) nor the failed (4) bit of --detailed-exit-codes
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (the partial summary is printed)
 """
 
@@ -88,7 +88,7 @@ def options() -> List[Option]:
                     "the state directory when it cannot be delivered"),
         option("--wait-lock", metavar="DURATION", default="0s",
                help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
-                    "exiting 3 at once"),
+                    "exiting 8 (skipped) at once"),
     ]
 
 
@@ -169,10 +169,11 @@ def run(argv: List[str]) -> int:
             finally:
                 manifest.cleanup()
         from ccm import interrupt
-        from ccm.locks import RunLockHeld, acquire_run_lock
+        from ccm.locks import EXIT_LOCKED, RunLockHeld, acquire_run_lock
 
         try:
-            lock = acquire_run_lock(args.manifest, wait)
+            # a noop changes nothing: it neither waits for nor holds the run lock (README)
+            lock = None if args.noop else acquire_run_lock(args.manifest, wait)
         except RunLockHeld as exc:
             # another run is at work and writes its own records: leave them alone
             record = metrics = None
@@ -183,7 +184,8 @@ def run(argv: List[str]) -> int:
                 rc, result = _apply(args, manager, run_opts, report[1] if report else None)
                 return rc
         finally:
-            lock.release()
+            if lock is not None:
+                lock.release()
     except BaseException as exc:
         if rc is None and (record is not None or metrics is not None):
             _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,

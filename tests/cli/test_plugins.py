@@ -643,3 +643,27 @@ def test_app_builder_template_functions(home):
     r = ccm(home, "req", "run", "--colour", "red")
     assert (r.returncode, r.stdout) == (0, f"pw bird {home} {home} {plugin_dir(home)} red [1,2]\n"), r.stderr
     assert ccm(home, "req", "run").stdout.endswith(" blue [1,2]\n")
+
+
+def test_ccm_manifest_run_lock_as_ccm_apply(home):
+    """Held by another run: skipped with ccm apply's lock exit code; a noop neither needs nor takes it."""
+    from ccm.locks import EXIT_LOCKED, GlobalLock
+
+    target = home / "out.txt"
+    manifest = home / "site.yaml"
+    manifest.write_text(f"ccm:\n  resources:\n    - file:\n        name: {target}\n        ensure: present\n"
+                        "        owner: root\n        group: root\n        mode: '0644'\n        content: x\n")
+    write_plugin(home, "site", f"""\
+        name: site
+        description: the site
+        commands:
+          - name: site
+            description: Apply the site manifest
+            type: ccm_manifest
+            manifest: {manifest}
+        """)
+    with GlobalLock("run", directory=str(home / "locks")).hold("a cron run"):
+        r = ccm(home, "site")
+        assert r.returncode == EXIT_LOCKED and "holds the run lock" in r.stderr and not target.exists(), r.stderr
+        r = ccm(home, "site", "--noop")
+        assert r.returncode == 0 and not target.exists(), r.stderr
