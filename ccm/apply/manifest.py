@@ -387,10 +387,7 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
         resolution = resolve(hiera_doc, facts, source_text=text, source_name=path)
         data, rules = dict(resolution.data), list(resolution.rules)
         if hiera_source:
-            from ccm.data.sources import resolve_source
-
-            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False,
-                                     kv_loader=getattr(manager, "kv_loader", None))
+            overlay = _hiera_overlay(manager, hiera_source, facts)
             data = deep_merge(data, overlay.data)
             rules += list(overlay.rules)
         if overriding_data:
@@ -401,6 +398,19 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
     except CCMError as exc:
         raise ManifestError(f"{path}: {exc}") from None
     return data
+
+
+def _hiera_overlay(manager: Any, source: str, facts: Any) -> Any:
+    """The ``--hiera`` source (or ``CCM_HIERA_DATA``) resolved; its errors name the flag."""
+    from ccm.data.sources import resolve_source
+
+    try:
+        return resolve_source(source, facts, cwd=os.getcwd(), validate=False,
+                              kv_loader=getattr(manager, "kv_loader", None))
+    except CCMError as exc:
+        from ccm.data.sources import hiera_flag
+
+        raise ManifestError(f"{hiera_flag(source)} {source}: {exc}") from None
 
 
 def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:

@@ -128,7 +128,7 @@ def run(argv: List[str]) -> int:
     if args.facts:
         from ccm.cli.common import require_file
 
-        require_file(args.facts)
+        require_file(args.facts, "--facts")
     if args.noop and args.monitor_only:
         from ccm.model.errors import UsageError
 

@@ -95,12 +95,13 @@ def to_yaml(value: Any) -> str:
     return text
 
 
-def require_file(path: str) -> str:
-    """fisk's ExistingFile check."""
+def require_file(path: str, flag: str = "") -> str:
+    """fisk's ExistingFile check; ``flag`` (``--facts``) starts the message when given."""
+    lead = f"{flag}: " if flag else ""
     if not os.path.exists(path):
-        raise ValidationError(f"path '{path}' does not exist")
+        raise ValidationError(f"{lead}path '{path}' does not exist")
     if os.path.isdir(path):
-        raise ValidationError(f"'{path}' is a directory")
+        raise ValidationError(f"{lead}'{path}' is a directory")
     return path
 
 

@@ -284,10 +284,14 @@ def _manager(args: argparse.Namespace) -> Any:
 def _load_hiera(manager: Any, source: Optional[str]) -> None:
     if not source:
         return
-    from ccm.data.sources import resolve_source
+    from ccm.data.sources import hiera_flag, resolve_source
+    from ccm.model.errors import ValidationError
 
-    resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True,
-                                kv_loader=manager.kv_loader)
+    try:
+        resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True,
+                                    kv_loader=manager.kv_loader)
+    except CCMError as exc:
+        raise ValidationError(f"{hiera_flag(source)} {source}: {exc}") from None
     if resolution is not None:
         manager.set_data(resolution.data)
 

@@ -220,7 +220,7 @@ def run(argv: List[str]) -> int:
 
     args = parser().parse_args(argv)
     if args.facts:
-        require_file(args.facts)
+        require_file(args.facts, "--facts")
     manager = build_manager(noop=True, extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env)
     problems, count, warnings = check(args.manifest, manager, args.hiera, args.checksum, args.parent)
     if args.json:
