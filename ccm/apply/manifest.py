@@ -574,9 +574,16 @@ def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dic
     return not check_references(list(entries), None, flat)
 
 
-def render_manifest(manifest: Manifest) -> str:
-    """``ccm apply --render``: the resolved manifest as YAML (manifest.md §--render)."""
-    resources = [{e.props.type_name: e.props.to_dict()} for e in manifest.resources]
+def render_manifest(manifest: Manifest, env: Optional[Mapping[str, Any]] = None) -> str:
+    """``ccm apply --render``: the resolved manifest as YAML (manifest.md §--render). With
+    the template environment ``env``, deferred fields (file ``content``, exec ``command``
+    ...) are shown rendered where they can be before the run (``ccm.apply.preflight``)."""
+    if env is not None:
+        from ccm.apply.preflight import rendered_now
+
+        resources = [{e.props.type_name: rendered_now(e.props, env).to_dict()} for e in manifest.resources]
+    else:
+        resources = [{e.props.type_name: e.props.to_dict()} for e in manifest.resources]
     doc = {"ccm": {"fail_on_error": manifest.fail_on_error, "resources": resources},
            "data": _sorted(manifest.data)}
     from ccm import yamlio

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 # The environment's functions that only read facts and data (everything else stands in).
 _PURE_FUNCTIONS = frozenset({"lookup"})
+# What ``--render`` calls too: reads of local files (never NATS or the network).
+_RENDER_FUNCTIONS = _PURE_FUNCTIONS | {"readFile", "file", "template", "jet"}
 
 
 class _Unknowable(Exception):
@@ -38,9 +40,9 @@ def _stand_in(name: str) -> Any:
     return call
 
 
-def trial_environment(env: Mapping[str, Any]) -> Dict[str, Any]:
-    """``env`` with every function that does I/O replaced by a stand-in."""
-    return {k: (_stand_in(k) if callable(v) and k not in _PURE_FUNCTIONS else v) for k, v in env.items()}
+def trial_environment(env: Mapping[str, Any], keep: frozenset = _PURE_FUNCTIONS) -> Dict[str, Any]:
+    """``env`` with every function not in ``keep`` (those doing I/O) replaced by a stand-in."""
+    return {k: (_stand_in(k) if callable(v) and k not in keep else v) for k, v in env.items()}
 
 
 def _control_runs(props: Any, env: Mapping[str, Any]) -> bool:
@@ -53,32 +55,37 @@ def _control_runs(props: Any, env: Mapping[str, Any]) -> bool:
         return False
 
 
-def _rendered(props: Any, env: Mapping[str, Any]) -> Tuple[Optional[Any], List[str]]:
-    """(a rendered copy of ``props``, the error each deferred field would hit). The copy is
-    None when a field failed or reached a stand-in (its value is not known here)."""
+def _rendered(props: Any, env: Mapping[str, Any]) -> Tuple[Any, List[str], bool]:
+    """(a copy of ``props`` with every deferred field that renders rendered, the error each
+    field that fails would hit, whether every field rendered). A field that fails or
+    reaches a stand-in keeps its template in the copy."""
     from ccm.model.errors import CCMError
     from ccm.model.resource import DEFERRED, Properties
     from ccm.resources import properties as P
 
-    copy: Optional[Any] = Properties(props.type_name, dict(props.values), props.fields)
+    copy = Properties(props.type_name, dict(props.values), props.fields)
     errors: List[str] = []
+    complete = True
     for f in props.fields:
         value = props.values.get(f.key)
         if f.template != DEFERRED or value is None:
             continue
         try:
-            rendered = P.render_field(f, value, env)
+            copy.values[f.key] = P.render_field(f, value, env)
         except _Unknowable:
-            copy = None
-            continue
+            complete = False
         except CCMError as exc:
-            copy = None
+            complete = False
             if not isinstance(exc.__cause__, _Unknowable) and not isinstance(exc.__context__, _Unknowable):
                 errors.append(str(exc))
-            continue
-        if copy is not None:
-            copy.values[f.key] = rendered
-    return copy, errors
+    return copy, errors, complete
+
+
+def rendered_now(props: Any, env: Mapping[str, Any]) -> Any:
+    """``props`` with its deferred fields rendered as far as they can be before the run
+    (``ccm apply --render``): files are read, NATS is not; what cannot be rendered yet
+    is shown as written."""
+    return _rendered(props, trial_environment(env, keep=_RENDER_FUNCTIONS))[0]
 
 
 def deferred_problems(entries: List[Any], env: Mapping[str, Any]) -> Tuple[List[str], List[Any]]:
@@ -91,9 +98,9 @@ def deferred_problems(entries: List[Any], env: Mapping[str, Any]) -> Tuple[List[
         props = entry.props
         if props.get("control") and not _control_runs(props, trial):
             continue
-        copy, errors = _rendered(props, trial)
+        copy, errors, complete = _rendered(props, trial)
         problems += [f"resource {entry.index} ({entry.label}): apply would fail: {e}" for e in errors]
-        if copy is not None:
+        if complete:
             rendered.append((entry, copy))
     return problems, rendered
 

@@ -164,7 +164,7 @@ def run(argv: List[str]) -> int:
 
             manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
             try:
-                sys.stdout.write(render_manifest(manifest) + "\n")
+                sys.stdout.write(render_manifest(manifest, manager.template_environment()) + "\n")
                 return 0
             finally:
                 manifest.cleanup()
