@@ -21,7 +21,7 @@ import os
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Tuple
+    from typing import Any, Dict, List, Mapping, Tuple
 
 # The environment's functions that only read facts and data (everything else stands in).
 _PURE_FUNCTIONS = frozenset({"lookup"})
