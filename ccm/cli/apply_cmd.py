@@ -178,6 +178,8 @@ def run(argv: List[str]) -> int:
             # another run is at work and writes its own records: leave them alone
             record = metrics = None
             sys.stderr.write(f"ccm: {exc}\n")
+            if args.json:
+                _json_refusal(args, exc, skipped=True)
             return EXIT_LOCKED
         try:
             with interrupt.guard():
@@ -187,6 +189,8 @@ def run(argv: List[str]) -> int:
             if lock is not None:
                 lock.release()
     except BaseException as exc:
+        if rc is None and args.json and isinstance(exc, Exception) and not args.render:
+            _json_refusal(args, exc)
         if rc is None and (record is not None or metrics is not None):
             _finish(args, record, metrics, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED,
                     None, str(exc) or type(exc).__name__)
@@ -195,6 +199,20 @@ def run(argv: List[str]) -> int:
         _publish_report(report, rc, result, manager, record)
         if rc is not None:
             _finish(args, record, metrics, rc, result, "", manager)
+
+
+def _json_refusal(args: Any, exc: Exception, skipped: bool = False) -> None:
+    """``--json`` of a run that did not happen (a rejected manifest, a held run lock): one
+    document on stdout, as a run prints, saying why (the error line still goes to stderr)."""
+    from ccm.apply.manifest import ManifestProblems
+    from ccm.cli.common import to_json
+    from ccm.log import escape_controls
+
+    found = exc.problems if isinstance(exc, ManifestProblems) else [str(exc) or type(exc).__name__]
+    problems = [escape_controls(p) for p in found]
+    doc: Dict[str, Any] = {"manifest": redact_source(args.manifest), "rejected": not skipped, "skipped": skipped,
+                           "error": "\n".join(problems), "problems": problems, "events": []}
+    sys.stdout.write(to_json(doc) + "\n")
 
 
 def _report_setup(args: Any) -> Any:
