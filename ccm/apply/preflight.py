@@ -6,13 +6,15 @@ file ``content``/``source``, ...) are rendered only when their resource runs, af
 the manifest's template environment, on a copy of each resource, with every function that
 reads files, NATS or the network replaced by a stand-in: an expression that depends on
 such a function cannot be judged here and is left alone (so is a resource whose
-``control`` cannot be judged or skips it on this host). What is left, an unknown name or a
-missing ``Data``/``Facts`` key, fails every apply on this host, and is reported.
+``control`` cannot be judged or skips it on this host). What fails then (an unknown name,
+a missing ``Data``/``Facts`` key, a value of the wrong type) fails every apply with these
+data and facts, and is reported; ``--fact``/``--facts`` give another host's facts.
 
 ``missing_sources`` reports a file ``source`` (a local path, after rendering) that does
 not exist, unless an earlier resource of the manifest makes that path (a file of that
 name, an exec or archive ``creates``, a path under an archive's ``extract_parent``); when
-an earlier exec has no ``creates`` (it might make anything) it is a warning instead.
+an earlier resource might make anything (an exec without ``creates``, a package, a nested
+``apply``, a scaffold) it is a warning instead.
 """
 from __future__ import annotations
 
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
 _PURE_FUNCTIONS = frozenset({"lookup"})
 # What ``--render`` calls too: reads of local files (never NATS or the network).
 _RENDER_FUNCTIONS = _PURE_FUNCTIONS | {"readFile", "file", "template", "jet"}
+
+
+# Types whose resources may make files nobody can name before the run (a package installs
+# its files, a nested manifest or scaffold anything); an exec without ``creates`` too.
+_MAKERS = frozenset({"package", "apply", "scaffold"})
 
 
 class _Unknowable(Exception):
@@ -141,6 +148,6 @@ def missing_sources(rendered: List[Any], directory: str) -> Tuple[List[str], Lis
         p, t = _made_paths(props, directory)
         made += p
         trees += t
-        if props.type_name == "exec" and not props.get("creates") and not unknown_maker:
+        if not unknown_maker and (props.type_name in _MAKERS or (props.type_name == "exec" and not props.get("creates"))):
             unknown_maker = entry.label
     return problems, warnings
