@@ -4,7 +4,9 @@ Runs the same resolution ``ccm apply`` does before its first change (YAML, top-l
 ``ccm`` keys, Hiera data and its annotations, the resource list, every resource's
 properties and type rules, parse-time templates, deferred templates and control
 expressions compiled, unknown functions, duplicates, references, registration entries,
-the JSON schema) and then loads every nested ``apply`` child the same way. No resource
+the JSON schema) and then loads every nested ``apply`` child the same way. Then what
+apply would fail on though the manifest loads (``ccm.apply.preflight``): deferred fields
+that cannot render with these data and facts, file sources that do not exist. No resource
 runs, no command starts, no lock is taken. Exit 0 when valid, 1 with every problem listed.
 
 A child manifest (one an ``apply`` resource runs) may ``require``/``subscribe`` resources its
