@@ -25,7 +25,7 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from typing import Dict, List, Mapping, Optional, Tuple
+    from typing import Any, Dict, IO, List, Mapping, Optional, Tuple
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_BYTES = 4 << 30          # archives and bundles; $CCM_MAX_DOWNLOAD_BYTES overrides
@@ -74,7 +74,8 @@ def basic_auth(username: str, password: str) -> str:
 class _Redirects(urllib.request.HTTPRedirectHandler):
     """Follow redirects to http/https only; never carry credentials to another host."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib hook
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,  # urllib hook
+                         headers: http.client.HTTPMessage, newurl: str) -> Optional[urllib.request.Request]:
         new = urllib.parse.urlsplit(newurl)
         if new.scheme not in ("http", "https"):
             raise HTTPGetError(f"refusing redirect to a {new.scheme or 'relative'} URL")
@@ -265,8 +266,9 @@ class _WatchedHTTPS(urllib.request.HTTPSHandler):
         return self.do_open(Conn, req, context=self.context)
 
 
-def _socket_of(resp) -> Optional[socket.socket]:
+def _socket_of(resp: Any) -> Optional[socket.socket]:
     try:
-        return resp.fp.raw._sock  # http.client response -> SocketIO -> socket
+        sock: Optional[socket.socket] = resp.fp.raw._sock
+        return sock  # http.client response -> SocketIO -> socket
     except AttributeError:
         return None

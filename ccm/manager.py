@@ -371,8 +371,8 @@ class Manager:
                 diff: bool = False, publisher: Optional[Publisher] = None, quiet: bool = False,
                 keep_events: Optional[bool] = None) -> "ExecutionResult":
         """Run a loaded manifest in declaration order, recording every event, in a run of
-        its own. The run's options: ``noop`` (default: this manager's); ``diff``: in noop,
-        print the unified diff of each file content change; ``publisher``: hears this run
+        its own. The run's options: ``noop`` (default: this manager's); ``diff``: print the
+        unified diff of each file content change (noop: the one a real run would make); ``publisher``: hears this run
         (with the manager's own, ``add_publisher``); ``quiet``: the run logs nothing (its
         events still go to the session and the publishers); ``keep_events``: when given,
         whether the session store keeps each recorded event whole or its ``EventRecord``

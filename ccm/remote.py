@@ -18,7 +18,8 @@ found (breadth first, then by name). The caller removes the **whole** ``tmpdir``
 done (upstream removes only the manifest's own directory).
 
 Guarantees: the temp dir is removed on any error; credentials never appear in logs or
-errors (``redact_url`` gives ``https://REDACTED@host/...``).
+errors (``redact_url`` gives ``https://REDACTED@host/...``); errors name a file of a
+bundle as the bundle and its member (``name_in_bundle``), never the temp dir.
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import BinaryIO, Callable, List, Optional, Tuple
 
-__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "open_source", "parse_checksum",
-           "redact_url"]
+__all__ = ["Checksum", "bundle_from", "extract_bundle", "fetch_bundle", "find_manifest", "name_in_bundle", "open_source",
+           "parse_checksum", "redact_url"]
 
 MANIFEST_NAME = "manifest.yaml"
 _BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
@@ -149,6 +150,16 @@ def extract_bundle(archive: str, tmpdir: str, shown: str, checksum: Optional[Che
     if path is None:
         raise ManifestError(f"manifest.yaml not found in archive {shown}")
     return path
+
+
+def name_in_bundle(text: str, tmpdir: str, shown: str) -> str:
+    """``text`` with every path inside the bundle extracted into ``tmpdir`` named as the
+    bundle and its member (``site.tgz!/site/manifest.yaml:5:1``): the temp dir is gone by
+    the time anyone reads the error."""
+    if not tmpdir or tmpdir not in text:
+        return text
+    root = os.path.join(tmpdir, "bundle")
+    return text.replace(root + os.sep, f"{shown}!/").replace(root, f"{shown}!/").replace(tmpdir, shown)
 
 
 def _private_tmpdir() -> str:

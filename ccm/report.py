@@ -49,8 +49,8 @@ def _outcome(event: TransactionEvent) -> Tuple[int, str]:
     level, word = _LEVEL_WORD.get(flags) or _level_word(*flags)
     alias = event.alias   # event.label, in the same f-string as the word (once per resource)
     if alias:
-        if alias.isprintable():
-            return level, f"{event.type}#{alias} (alias) {word}"
+        if alias.isprintable() and event.name.isprintable():
+            return level, f"{event.type}#{alias} ({event.name}) {word}"
     elif event.name.isprintable():
         return level, f"{event.type}#{event.name} {word}"
     return level, f"{_label(event)} {word}"
@@ -75,9 +75,13 @@ def event_line(event: TransactionEvent) -> Tuple[int, str, List[Tuple[str, Any]]
     return level, message, attrs
 
 
-def log_event(user_log: UserLog, event: TransactionEvent) -> None:
-    """The status line of ``event`` (a run prints many through ``status_logger``)."""
+def log_event(user_log: UserLog, event: TransactionEvent, quiet_skips: bool = False) -> None:
+    """The status line of ``event`` (a run prints many through ``status_logger``).
+    ``quiet_skips`` (``--quiet``): a resource skipped by its own ``control`` is expected,
+    so its line is INFO, below what ``--quiet`` prints (syslog still has it)."""
     level, message, attrs = event_line(event)
+    if quiet_skips and level == WARN and event.skipped and not event.unmet_requirements:
+        level = INFO
     user_log.log(level, message, *attrs)
 
 
@@ -91,9 +95,12 @@ def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
     nor missing a requirement) is rendered and written in one step, the same text as
     ``event_line``'s through ``log``. A logger that needs the generic path gets
     ``log_event`` on every line."""
+    from ccm import log as ccmlog
+
+    quiet_skips = ccmlog.quiet()   # --quiet: silent about resources skipped by their control
     sink = user_log.line_sink()
     if sink is None:
-        return lambda event: log_event(user_log, event)
+        return lambda event: log_event(user_log, event, quiet_skips)
     own, threshold, seen, target, lock = sink.own, sink.threshold, sink.seen, sink.target, sink.lock
 
     def log_status(event: TransactionEvent) -> None:
@@ -102,12 +109,14 @@ def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
                 or type(provider) is not str \
                 or not event.name.isprintable() or (event.alias and not event.alias.isprintable()) \
                 or (ensure not in _PLAIN_ENSURES and not ensure.isprintable()):
-            log_event(user_log, event)   # and the generic path escapes control characters
+            log_event(user_log, event, quiet_skips)   # and the generic path escapes control characters
             return
         # _outcome's level and word without its call (~600 Ir per resource); the status-line
         # tests hold every outcome of this path to event_line's through log
         flags = (event.skipped, event.refreshed, event.changed)
         level, word = _LEVEL_WORD.get(flags) or _level_word(*flags)
+        if quiet_skips and flags[0]:
+            level = INFO   # skipped by its own control (log_event)
         if level < threshold:
             return
         ns = event.duration_ns
@@ -118,7 +127,7 @@ def status_logger(user_log: UserLog) -> Callable[[TransactionEvent], None]:
             last = target(stream)
         alias = event.alias
         if alias:
-            line = (f"{last[2][level]}{event.type}#{alias} (alias) {word} ensure={ensure} runtime={runtime}"
+            line = (f"{last[2][level]}{event.type}#{alias} ({event.name}) {word} ensure={ensure} runtime={runtime}"
                     f" provider={provider}\n")
         else:
             line = f"{last[2][level]}{event.type}#{event.name} {word} ensure={ensure} runtime={runtime} provider={provider}\n"
@@ -198,7 +207,7 @@ def summary_counts(s: SessionSummary) -> Dict[str, int]:
             "health_warning": s.health_check_warning_count, "total_errors": s.total_errors}
 
 
-def json_report(events: List[Any], summary: SessionSummary) -> dict:
+def json_report(events: List[Any], summary: SessionSummary) -> Dict[str, Any]:
     """One document for tools: every transaction event (wire shape) and the run summary.
 
     ``events`` may include session start events; they are left out (the summary carries

@@ -579,3 +579,56 @@ def test_the_run_time_stand_ins_behave_as_typing_marks_them():
     assert Proto._is_protocol and not Sub._is_protocol
     assert IntBox.__mro__[1] is Box and IntBox.__orig_bases__[0].__args__ == (int,)
     assert repr(IntBox.__orig_bases__[0]).endswith("Box[int]") and T == "T"
+
+
+# --- the map (ARCHITECTURE.md) ----------------------------------------------------------------
+
+TESTS = os.path.join(ROOT, "tests")
+
+
+def _switches_on_the_map():
+    import re
+
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as fh:
+        return sorted(set(re.findall(r"\b(CCM_[A-Z0-9_]+)=0\b", fh.read())))
+
+
+def _test_sources():
+    for dirpath, _dirs, files in os.walk(TESTS):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            if f.startswith("test_") and f.endswith(".py") and path != os.path.abspath(__file__):
+                with open(path, encoding="utf-8") as fh:
+                    yield os.path.relpath(path, ROOT), fh.read()
+
+
+def test_every_switch_on_the_map_exists_and_has_a_differential_test():
+    """Each ``CCM_X=0`` that ARCHITECTURE.md names is read by ccm (``"CCM_X"`` in a module of
+    ccm/) and is set by a test that compares both paths through ``tests/twins.py``."""
+    switches = _switches_on_the_map()
+    assert len(switches) >= 3, switches   # CCM_WRITE_BATCH, CCM_FILE_STEADY, CCM_LAZY_EVENTS at least
+    sources = {mod: open(path, encoding="utf-8").read() for mod, path in ALL.items()}
+    tests = dict(_test_sources())
+    problems = []
+    for name in switches:
+        if not any(f'"{name}"' in text for text in sources.values()):
+            problems.append(f"{name}: no module of ccm/ reads it")
+        differential = [path for path, text in tests.items() if name in text and "from tests import twins" in text]
+        if not differential:
+            problems.append(f"{name}: no test naming it compares the two paths (tests/twins.py)")
+    assert problems == [], problems
+
+
+def test_every_switch_on_the_map_is_read_and_tested():
+    """Every ``CCM_*`` variable ARCHITECTURE.md names is read by ccm/ or the boot package and
+    set by some test (the switches that are not ``=0`` included: the import bundle's, the
+    report client's, the sync mode)."""
+    import re
+
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as fh:
+        names = sorted(set(re.findall(r"\b(CCM_[A-Z0-9_]+)\b", fh.read())))
+    code = [open(path, encoding="utf-8").read() for _mod, path in list(ALL.items()) + list(boot_modules())]
+    tests = [text for _path, text in _test_sources()]
+    problems = [f"{name}: not read by ccm/ or pyzboot/" for name in names if not any(f'"{name}"' in t for t in code)]
+    problems += [f"{name}: no test sets it" for name in names if not any(name in t for t in tests)]
+    assert len(names) >= 6 and problems == [], (names, problems)

@@ -197,15 +197,15 @@ def test_provider_operation_blocked_by_another_process_fails_naming_it(holder, t
     from ccm.resources import BUILTIN_TYPES
     from ccm.resources import properties as P
     from ccm.resources.package.apt import AptProvider
-    from tests import fakes
+    from tests import kit
     from tests.resources.package.replay import ReplayRunner
 
     runner = ReplayRunner({"DEBIAN_FRONTEND": "noninteractive", "APT_LISTBUGS_FRONTEND": "none",
                            "APT_LISTCHANGES_FRONTEND": "none"})
     provider = AptProvider(runner, None, lock=GlobalLock("contended", directory=str(tmp_path), timeout=0.3))
     reg = Registry(BUILTIN_TYPES)
-    reg.register(fakes.StaticFactory("package", "apt", provider))
-    m = fakes.manager(registry=reg)
+    reg.register(kit.StaticFactory("package", "apt", provider))
+    m = kit.manager(log_level=None, registry=reg)
     spec = reg.spec("package")
     props = P.build(spec, {"name": "zsh", "ensure": "present"})
     P.validate(spec, props)

@@ -168,10 +168,10 @@ def test_unknown_or_mistyped_metrics_are_dropped_not_raised():
 
 
 def test_manager_records_into_metrics():
-    from tests import fakes
+    from tests import kit
 
     metrics = Metrics()
-    mgr = fakes.manager(metrics=metrics)
+    mgr = kit.manager(log_level=None, metrics=metrics)
     mgr.record(ev(noop=True, changed=True))
     assert metrics.value("resource_state_noop", type="file", name="/etc/motd") == 1
     assert metrics.value("resource_state_changed", type="file", name="/etc/motd") == 0

@@ -117,9 +117,9 @@ def test_timeout(server, tmpbase):
 
 def test_load_manifest_from_http_runs_with_bundle_working_dir(server, tmpbase, tmp_path):
     from ccm.apply import load_manifest
-    from tests.kit_extra import make_manager
+    from tests import kit
 
-    m = make_manager()
+    m = kit.manager()
     manifest = load_manifest(server.url("/b.tar.gz", userinfo="bob:s3cret"), m)
     try:
         assert manifest.source == server.url("/b.tar.gz", userinfo="REDACTED")

@@ -23,12 +23,13 @@ from ccm.model.manager import RunManager, UserLog
 from ccm.model.resource import Properties
 from ccm.model.run import NO_PUBLISHER, Publisher, Run
 from ccm.model.value import ValueObject
+from ccm.remote import name_in_bundle
 from ccm.report import status_logger
 from ccm.resources import base
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Sequence
+    from typing import Any, Callable, List, Optional, Sequence, Tuple
 
     from ccm.model.events import RecordedEvent
     from ccm.model.run import RunSink, Settled
@@ -67,17 +68,24 @@ DIFF_MAX_LINE_CHARS = 400
 
 
 def show_diff(ulog: UserLog, event: TransactionEvent) -> None:
-    """``--diff``: the unified diff of a file content change in noop, capped in size; never
-    for sensitive content (no diff is computed then) or binary content."""
+    """``--diff``: the unified diff of a file content change (noop: the change a real run
+    would make; a real run: the change it made), capped in size; never for binary content,
+    and for sensitive content (no diff is computed then) one line saying it was withheld."""
     state = event.status
-    if not event.noop or state is None or ulog.quiet:
+    if state is None or ulog.quiet or not (event.noop or event.changed):
         return
-    change = state.internal.get("content_change") or {}
-    lines = change.get("diff")
-    if not lines:
+    change = state.internal.get("content_change")
+    if not change:
         return
     import sys
 
+    if change.get("sensitive"):
+        sys.stdout.write(f"diff of {event.ref} withheld: its content holds @sensitive data\n")
+        sys.stdout.flush()
+        return
+    lines = change.get("diff")
+    if not lines:
+        return
     shown = [ln.rstrip("\n") for ln in lines[:DIFF_MAX_LINES]]
     shown = [ln if len(ln) <= DIFF_MAX_LINE_CHARS else ln[:DIFF_MAX_LINE_CHARS] + "..." for ln in shown]
     if len(lines) > DIFF_MAX_LINES:
@@ -100,12 +108,16 @@ def start_run(manager: RunManager, manifest: Manifest, *, log: UserLog, noop: bo
         log = log.bind(healthcheck=True)
     batch = RunBatch.for_run(manifest, manager.working_dir, noop=noop, health_check_only=health_check_only)
     sink: RunSink = DIRECT if batch is None else batch
-    if parent is not None:
+    bundles = ((manifest.tmpdir, manifest.source),) if manifest.tmpdir else ()
+    if parent is not None:   # a child of a bundle shown as its member (logs, metrics), not a temp path
+        source = manifest.source
+        for tmpdir, shown in parent.bundles:
+            source = name_in_bundle(source, tmpdir, shown)
         return parent.child(path or manifest.path, noop=noop, health_check_only=health_check_only, log=log,
-                            sink=sink, source=manifest.source)
+                            sink=sink, source=source, bundles=bundles)
     return Run(log=log, sink=sink, noop=noop, health_check_only=health_check_only,
                cache=RunCache.for_manifest(manifest), diff=diff, publisher=publisher, chain=(manifest.path,),
-               source=manifest.source)
+               source=manifest.source, bundles=bundles)
 
 
 def _settler(manager: RunManager, run: Run, manifest: Manifest,
@@ -120,7 +132,11 @@ def _settler(manager: RunManager, run: Run, manifest: Manifest,
     health_check_only, show = run.health_check_only, run.diff
     stop_on_failure = not health_check_only and manifest.fail_on_error
 
+    bundles = run.bundles
+
     def settle(event: TransactionEvent, props: Properties, interrupted: bool) -> bool:
+        if bundles and event.errors:
+            _name_in_bundles(event, bundles)
         if cache is not None and (event.changed or event.failed):
             cache.invalidate()   # it may have changed what was cached (even half-way)
         if publish is not None:   # before recording: a failed publish fails the resource
@@ -147,6 +163,12 @@ def _settler(manager: RunManager, run: Run, manifest: Manifest,
     return settle
 
 
+def _name_in_bundles(event: TransactionEvent, bundles: Sequence[Tuple[str, str]]) -> None:
+    """The errors of a resource of a bundle name the bundle and member, not the temp dir."""
+    for tmpdir, shown in bundles:
+        event.errors = [name_in_bundle(e, tmpdir, shown) for e in event.errors]
+
+
 def execute(manager: RunManager, manifest: Manifest, run: Run) -> ExecutionResult:
     """Run ``manifest``'s resources in declaration order in ``run`` (``start_run``); the
     top-level run's publisher hears its end."""
@@ -154,9 +176,9 @@ def execute(manager: RunManager, manifest: Manifest, run: Run) -> ExecutionResul
         raise CCMError("cannot set healthcheck only and noop mode at the same time")
     if run.depth >= MAX_DEPTH:
         raise ManifestError(f"maximum apply depth of {MAX_DEPTH} exceeded")
-    started = time.monotonic()
+    started = time.monotonic_ns()
     message = "Executing manifest health checks" if run.health_check_only else "Executing manifest"
-    run.log.info(message, manifest=manifest.source, resources=len(manifest.resources))
+    run.log.info(message, manifest=run.source, resources=len(manifest.resources))
     if run.top:
         manager.session.start_session(manifest.source)
     result = ExecutionResult()
@@ -166,11 +188,21 @@ def execute(manager: RunManager, manifest: Manifest, run: Run) -> ExecutionResul
         run.sink.discard()   # held temp files removed, their targets untouched
         raise
     finally:
-        manager.metrics.observe("manifest_apply", time.monotonic() - started, source=manifest.source)
-    result.summary = manager.session.summary()
+        manager.metrics.observe("manifest_apply", (time.monotonic_ns() - started) / 1e9, source=run.source)
+    result.summary = summary = manager.session.summary()
     if run.top:
+        _wall_time(summary, time.monotonic_ns() - started)
         run.publisher.finished(run, result)
     return result
+
+
+def _wall_time(summary: SessionSummary, elapsed_ns: int) -> None:
+    """The run's ``Run Time`` is its wall time, interrupted or not: the session's own
+    reckoning (first to last event timestamp, upstream's) leaves out the last resource,
+    so a run of one 140 ms resource showed ``0s`` and one interrupted after 3.6 s ``12ms``."""
+    summary.total_duration_ns = max(0, elapsed_ns)
+    if summary.start_time_ns:
+        summary.end_time_ns = max(summary.end_time_ns, summary.start_time_ns + summary.total_duration_ns)
 
 
 def _run_resources(manager: RunManager, manifest: Manifest, run: Run, result: ExecutionResult) -> None:

@@ -137,6 +137,10 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
             raise ManifestError(f"{path}: ccm.{k} must be a string")
     if ccm_block.get("resources") is not None and ccm_block.get("resources_jet_file"):
         raise ManifestError(f"{path}: jet_file and resources cannot be used together")
+    if ccm_block.get("resources") is None and not ccm_block.get("resources_jet_file"):
+        found = "ccm has no resources" if "ccm" in doc else "it has no ccm key"
+        raise ManifestError(f"{path}: a manifest must contain ccm.resources, the list of resources to manage "
+                            f"({found})")
     return doc, text
 
 
@@ -468,12 +472,23 @@ def load_manifest(source: str, manager: Any, *, hiera_source: Optional[str] = No
         return _load_in_full(manager, path, shown, text, tmpdir, hiera_source=hiera_source,
                              overriding_data=overriding_data, deny_apply=deny_apply, schema=schema,
                              plan_key=plan_key)
-    except BaseException:
+    except BaseException as exc:
         if tmpdir:
             import shutil
 
             shutil.rmtree(tmpdir, ignore_errors=True)
+            if isinstance(exc, CCMError):
+                _name_in_bundle(exc, tmpdir, shown)
         raise
+
+
+def _name_in_bundle(exc: CCMError, tmpdir: str, shown: str) -> None:
+    """A load error of a bundle names the bundle and member, not the temp dir (removed)."""
+    from ccm.remote import name_in_bundle
+
+    if isinstance(exc, ManifestProblems):
+        exc.problems = [name_in_bundle(p, tmpdir, shown) for p in exc.problems]
+    exc.args = tuple(name_in_bundle(a, tmpdir, shown) if isinstance(a, str) else a for a in exc.args)
 
 
 def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,

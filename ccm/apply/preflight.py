@@ -13,8 +13,8 @@ data and facts, and is reported; ``--fact``/``--facts`` give another host's fact
 ``missing_sources`` reports a file ``source`` (a local path, after rendering) that does
 not exist, unless an earlier resource of the manifest makes that path (a file of that
 name, an exec or archive ``creates``, a path under an archive's ``extract_parent``); when
-an earlier resource might make anything (an exec without ``creates``, a package, a nested
-``apply``, a scaffold) it is a warning instead.
+an earlier resource might make anything (an exec or archive without ``creates``, a
+package, a nested ``apply``, a scaffold) it is a warning instead.
 """
 from __future__ import annotations
 
@@ -31,9 +31,11 @@ _PURE_FUNCTIONS = frozenset({"lookup"})
 _RENDER_FUNCTIONS = _PURE_FUNCTIONS | {"readFile", "file", "template", "jet"}
 
 
-# Types whose resources may make files nobody can name before the run (a package installs
-# its files, a nested manifest or scaffold anything); an exec without ``creates`` too.
-_MAKERS = frozenset({"package", "apply", "scaffold"})
+# The type whose ``source`` is checked, and the types that never make files: a resource of
+# any other type (a package installs files, an exec, archive, scaffold or nested apply may
+# make anything) makes what its ``creates`` names, else nobody knows what before the run.
+_FILE = "file"
+_MAKES_NO_FILES = frozenset({_FILE, "service"})
 
 
 class _Unknowable(Exception):
@@ -117,12 +119,10 @@ def _made_paths(props: Any, directory: str) -> Tuple[List[str], List[str]]:
     def full(p: Any) -> str:
         return os.path.normpath(os.path.join(directory, str(p)))
 
-    paths = [full(props.get(k)) for k in ("creates",) if isinstance(props.get(k), str) and props.get(k)]
-    trees: List[str] = []
-    if props.type_name in ("file", "archive") and props.name:
+    paths = [full(props.get("creates"))] if isinstance(props.get("creates"), str) and props.get("creates") else []
+    if props.type_name == _FILE and props.name:
         paths.append(full(props.name))
-    if props.type_name == "archive" and props.get("extract_parent"):
-        trees.append(full(props.get("extract_parent")))
+    trees = [full(props.get("extract_parent"))] if props.get("extract_parent") else []   # an archive's
     return paths, trees
 
 
@@ -135,7 +135,7 @@ def missing_sources(rendered: List[Any], directory: str) -> Tuple[List[str], Lis
     unknown_maker = ""   # an earlier exec without ``creates``
     for entry, props in rendered:
         source = props.get("source")
-        if props.type_name == "file" and props.ensure != "absent" and isinstance(source, str) and source \
+        if props.type_name == _FILE and props.ensure != "absent" and isinstance(source, str) and source \
                 and "://" not in source:
             path = os.path.normpath(os.path.join(directory, source))
             known = path in made or any(path.startswith(t.rstrip("/") + "/") for t in trees)
@@ -148,6 +148,7 @@ def missing_sources(rendered: List[Any], directory: str) -> Tuple[List[str], Lis
         p, t = _made_paths(props, directory)
         made += p
         trees += t
-        if not unknown_maker and (props.type_name in _MAKERS or (props.type_name == "exec" and not props.get("creates"))):
+        if not unknown_maker and props.type_name not in _MAKES_NO_FILES and not props.get("creates") \
+                and not props.get("extract_parent"):
             unknown_maker = entry.label
     return problems, warnings

@@ -15,11 +15,11 @@ from ccm.model.resource import is_templated
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Tuple
+    from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 PLACEHOLDER = "ccmplaceholder"
 ENV_PLACEHOLDER = "PLACEHOLDER=x"
-_NOT_TEMPLATED = {"require", "control", "register_when_stable"}
+_NOT_TEMPLATED = {"control", "register_when_stable"}
 
 
 def schema_path(name: str) -> str:
@@ -41,7 +41,7 @@ def _validator(name: str) -> Any:
 
 
 @lru_cache(maxsize=None)
-def _free_fields(type_name: str) -> frozenset:
+def _free_fields(type_name: str) -> FrozenSet[str]:
     """Properties the schema constrains only as "a string" (or null): their values never
     change the schema's verdict, since our own property parser already made them strings."""
     with open(schema_path("manifest.json"), "r", encoding="utf-8") as fh:

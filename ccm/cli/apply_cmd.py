@@ -66,7 +66,7 @@ def options() -> List[Option]:
     return manifest_input_options() + [
         option("--noop", action="store_true", help="do not change anything"),
         option("--diff", dest="diff", action="store_true", default=None,
-               help="with --noop, print a unified diff of each file content change (default on a terminal)"),
+               help="print a unified diff of each file content change (default with --noop on a terminal)"),
         option("--no-diff", dest="diff", action="store_false", help="never print content diffs"),
         option("--monitor-only", action="store_true", help="run only the health checks"),
         option("--render", action="store_true", help="print the resolved manifest and exit"),
@@ -315,7 +315,17 @@ def run_options(args: Any, manager: Any) -> Dict[str, Any]:
     # --json prints the events instead of log lines; without it nothing serialises the
     # recorded events, so the store keeps their flags and counters only
     return {"quiet": bool(args.json), "keep_events": bool(args.json), "publisher": publisher,
-            "diff": bool(args.noop and not args.json and (args.diff if args.diff is not None else sys.stdout.isatty()))}
+            "diff": _diff(args)}
+
+
+def _diff(args: Any) -> bool:
+    """``--diff``: the content diffs of a real run, and of a noop run (there by default on a
+    terminal); never with ``--json`` (its events are the output)."""
+    if args.json:
+        return False
+    if args.diff is not None:
+        return bool(args.diff)
+    return bool(args.noop) and sys.stdout.isatty()
 
 
 def _apply(args: Any, manager: Any, options: Dict[str, Any], report: Any = None) -> "tuple[int, Any]":

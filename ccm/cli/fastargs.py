@@ -14,7 +14,7 @@ with ``-``, one value per positional (none missing, none extra), values within
 ``choices``. ``-h``/``--help``, ``--``, an unknown or abbreviated flag, a value that
 starts with ``-``, ``=`` after a flag that takes no value: ``None`` (argparse decides,
 with its own messages). The result has exactly the attributes argparse's namespace
-would have, with the same values (tests/cli/test_fastargs.py compares the two).
+would have, with the same values (tests/cli/test_argv_values_agree_with_argparse.py compares the two).
 
 Not: a parser of its own; the supported ``add_argument`` keywords are ``action``
 (store, store_true, store_false, append), ``dest``, ``default``, ``choices``, ``help``

@@ -31,7 +31,7 @@ CCM_DOCS: Dict[str, Tuple[str, str, str]] = {
     "file": ("file(path)", "Another name of readFile", "content: \"{{ file('files/motd') }}\""),
     "template": ("template(text)",
                  "Render text as a template, keeping its type; a name ending .templ is read from that file, "
-                 "one ending .jet is rendered as Jet", "content: \"{{ template('files/app.conf.templ') }}\""),
+                 "one ending .jet is rendered as Jet; any other name of an existing file is refused", "content: \"{{ template('files/app.conf.templ') }}\""),
     "jet": ("jet(body[, left, right])",
             "Render a Jet template (a body ending .jet is read from that file); delimiters [[ ]] unless given",
             "content: \"{{ jet('files/app.conf.jet') }}\""),

@@ -26,7 +26,7 @@ from ccm.model.value import ValueObject
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["Rule", "Resolution", "resolve", "validate_rules", "normalize_numbers", "looks_like_json"]
 
@@ -72,7 +72,7 @@ class _LazyEnv:
     """Builds the facts-only template environment on first use: literal documents
     (the common case) never import the template engine."""
 
-    def __init__(self, facts: Mapping) -> None:
+    def __init__(self, facts: Mapping[str, Any]) -> None:
         self._facts = facts
         self._env: Any = None
 
@@ -115,13 +115,13 @@ def _render_entry(entry: str, env: _LazyEnv) -> "tuple[str, bool]":
 
 
 def resolve(
-    document: Mapping,
-    facts: Mapping,
+    document: Mapping[str, Any],
+    facts: Mapping[str, Any],
     *,
     source_text: Optional[str] = None,
     source_name: Optional[str] = None,
     data_key: str = "data",
-    data_overrides: Optional[Mapping] = None,
+    data_overrides: Optional[Mapping[str, Any]] = None,
 ) -> Resolution:
     """Resolve a Hiera document against ``facts`` (spec §2.2).
 
@@ -236,7 +236,7 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def validate_rules(rules: List[Rule], data: Mapping, *, source_name: Optional[str] = None) -> None:
+def validate_rules(rules: List[Rule], data: Mapping[str, Any], *, source_name: Optional[str] = None) -> None:
     """Check ``rules`` against the final data; every failure is reported, sorted by key.
 
     Raises ValidationError whose message lists one failure per line.
@@ -248,7 +248,7 @@ def validate_rules(rules: List[Rule], data: Mapping, *, source_name: Optional[st
     for r in rules:
         if r.kind == VALIDATE and r.expression:
             validators[r.key] = r  # last one wins
-    failures: List[tuple] = []
+    failures: List[Tuple[Any, ...]] = []
     for key in sorted(required | set(validators)):
         value = _dig(data, key)
         missing = value is _MISSING or value is None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Dict
 
 
 def deep_merge(left: Any, right: Any) -> Any:
@@ -31,7 +31,7 @@ def deep_merge(left: Any, right: Any) -> Any:
     return copy.deepcopy(right)
 
 
-def shallow_merge(left: Mapping, right: Mapping) -> dict:
+def shallow_merge(left: Mapping[str, Any], right: Mapping[str, Any]) -> Dict[str, Any]:
     """Top-level keys of ``right`` replace those of ``left`` (Hiera ``merge: first``)."""
     import copy
 

@@ -21,7 +21,7 @@ from ccm.model.errors import ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
     KVLoader = Callable[[str, str], Union[str, bytes, None]]
 
@@ -145,7 +145,7 @@ def fetch_text(source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KV
 
 def load_document(
     source: str, *, cwd: Optional[str] = None, kv_loader: Optional[KVLoader] = None
-) -> Tuple[dict, str]:
+) -> Tuple[Dict[str, Any], str]:
     """(document, source_text) of a Hiera source; an empty file is an empty document."""
     text, name = fetch_text(source, cwd=cwd, kv_loader=kv_loader)
     document = parse_text(text, name) if text.strip() else {}
@@ -156,14 +156,30 @@ def load_document(
     return document, text
 
 
+_HIERA_KEYS = ("data", "hierarchy", "overrides")
+
+
+def _warn_without_data(document: Mapping[str, Any], name: str) -> None:
+    """A source whose top-level keys are data (``x: 1``) without a ``data:`` key above them
+    resolves to nothing: only ``data``, ``hierarchy`` and ``overrides`` are read. Said in
+    one line naming the source (a file, ``kv://`` or ``http(s)://`` value alike)."""
+    if "data" in document:
+        return
+    stray = [str(k) for k in document if k not in _HIERA_KEYS]
+    if stray:
+        shown = ", ".join(stray[:5]) + (f" and {len(stray) - 5} more" if len(stray) > 5 else "")
+        log.warning(f"hiera source has no top-level data key, so its keys ({shown}) are ignored: "
+                    "put them under data:", extra={"kv": {"source": name}})
+
+
 def resolve_source(
     source: str,
-    facts: Mapping,
+    facts: Mapping[str, Any],
     *,
     cwd: Optional[str] = None,
     kv_loader: Optional[KVLoader] = None,
     missing_ok: bool = False,
-    data_overrides: Optional[Mapping] = None,
+    data_overrides: Optional[Mapping[str, Any]] = None,
     validate: bool = True,
 ) -> Resolution:
     """Load, resolve and (unless ``validate=False``) validate one source.
@@ -179,6 +195,7 @@ def resolve_source(
             return Resolution(data={}, rules=[])
         raise
     name = source_name(source, cwd)
+    _warn_without_data(document, redact_url(name))
     result = resolve(document, facts, source_text=text, source_name=name, data_overrides=data_overrides)
     if validate:
         validate_rules(result.rules, result.data, source_name=name)

@@ -31,7 +31,7 @@ def _to_int(fn: str, value: Any) -> int:
     return _wrap(int(value))
 
 
-def need_list(fn: str, value: Any) -> list:
+def need_list(fn: str, value: Any) -> List[Any]:
     """The items a collection builtin iterates: a list's, a map's values; nil is empty."""
     if value is None:
         return []
@@ -93,7 +93,7 @@ def _kind(value: Any) -> str:
     return "invalid" if value is None else type_name(value)
 
 
-def b_take(items: Any, n: Any) -> list:
+def b_take(items: Any, n: Any) -> List[Any]:
     if not isinstance(items, (list, tuple)):
         raise ExprError(f"cannot take from {_kind(items)}")
     if isinstance(n, bool) or not isinstance(n, int):
@@ -130,7 +130,7 @@ def _pairs_key(key: Any) -> Any:
     return go_key_order(key)
 
 
-def b_to_pairs(m: Any) -> list:
+def b_to_pairs(m: Any) -> List[Any]:
     if not isinstance(m, Mapping):
         raise ExprError(f"cannot transform {_kind(m)} to pairs")
     return [[k, m[k]] for k in sorted(m, key=_pairs_key)]

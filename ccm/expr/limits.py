@@ -138,5 +138,5 @@ def bounded(run: Callable[[], T], pattern: str, size: int) -> T:
             signal.setitimer(signal.ITIMER_REAL, *old_timer)
 
 
-def bounded_search(compiled: "re.Pattern", text: str) -> Optional["re.Match"]:
+def bounded_search(compiled: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
     return bounded(lambda: compiled.search(text), compiled.pattern, len(text))

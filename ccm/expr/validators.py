@@ -13,7 +13,8 @@ from ccm.model.durations import parse_duration
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict
+    import ipaddress
+    from typing import Any, Callable, Dict, Optional, Union
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_FLOAT = re.compile(r"[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9]+)?\Z")
@@ -31,7 +32,7 @@ def _text(value: Any) -> str:
     return go_sprint(value)
 
 
-def _ip(value: Any):
+def _ip(value: Any) -> Optional[Union["ipaddress.IPv4Address", "ipaddress.IPv6Address"]]:
     import ipaddress  # only validators need it; keep it off the import path
     text = _text(value)
     try:

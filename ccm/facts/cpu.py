@@ -6,7 +6,7 @@ from ccm.facts.model import FactObject
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Callable, List, Optional
+    from typing import Any, Callable, Dict, List, Optional
 
 
 def _int(text: str) -> int:
@@ -82,7 +82,7 @@ def _max_freq(index: int) -> Optional[str]:
         return None
 
 
-def gather() -> dict:
+def gather() -> Dict[str, Any]:
     with open("/proc/cpuinfo", "r", encoding="utf-8", errors="replace") as fh:
         text = fh.read()
     return {"info": parse_cpuinfo(text, _max_freq)}

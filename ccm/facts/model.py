@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class FactObject(dict):
+class FactObject(dict[str, "Any"]):
     """A dict whose key order is the documented field order."""
 
 

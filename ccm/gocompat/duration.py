@@ -15,7 +15,7 @@ from ccm.gocompat.gotypes import GoValue
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List
+    from typing import Any, List, Tuple
 
 __all__ = ["Duration", "DurationError", "parse_duration", "NANOSECOND", "MICROSECOND",
            "MILLISECOND", "SECOND", "MINUTE", "HOUR", "MAX_NS", "MIN_NS"]
@@ -207,7 +207,7 @@ def _format(ns: int) -> str:
     return sign + text
 
 
-def _leading_int(s: str) -> tuple:
+def _leading_int(s: str) -> Tuple[int, str, bool]:
     i = 0
     while i < len(s) and "0" <= s[i] <= "9":
         i += 1
@@ -217,7 +217,7 @@ def _leading_int(s: str) -> tuple:
     return value, s[i:], value <= 1 << 63
 
 
-def _leading_fraction(s: str) -> tuple:
+def _leading_fraction(s: str) -> Tuple[int, float, str, bool]:
     i = 0
     while i < len(s) and "0" <= s[i] <= "9":
         i += 1
@@ -225,7 +225,7 @@ def _leading_fraction(s: str) -> tuple:
     return (int(digits) if digits else 0), 10.0 ** len(digits), s[i:], i > 0
 
 
-def _component(s: str, invalid: DurationError, orig: str) -> tuple:
+def _component(s: str, invalid: DurationError, orig: str) -> Tuple[int, str]:
     """(nanoseconds, rest) of the leading ``[0-9]*(\\.[0-9]*)?unit`` of ``s``."""
     if not (s[0] == "." or "0" <= s[0] <= "9"):
         raise invalid

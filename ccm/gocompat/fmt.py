@@ -18,13 +18,13 @@ from ccm.gocompat.strconv import quote, quote_rune
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List, Optional
+    from typing import Any, List, Optional, Tuple
 
 __all__ = ["go_sprint", "go_sprintf", "go_print", "go_println", "go_float", "go_key_order",
            "go_type_name", "is_number"]
 
 
-def _shortest(value: float) -> tuple:
+def _shortest(value: float) -> Tuple[bool, str, int]:
     """(negative, significant digits, decimal exponent of the first digit) of a finite non-zero float."""
     sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
     digits = "".join(str(d) for d in digit_tuple).rstrip("0") or "0"
@@ -77,7 +77,7 @@ def go_type_name(v: Any) -> str:
     return type_name(v)
 
 
-def go_key_order(key: Any) -> tuple:
+def go_key_order(key: Any) -> Tuple[int, Any]:
     """Go's map-key order: keys of one kind by value (strings by bytes); kinds grouped."""
     if isinstance(key, bool):
         return (0, key)

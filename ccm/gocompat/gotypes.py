@@ -43,7 +43,7 @@ class Int64(int, GoValue):
     GO_KIND = "int64"
 
 
-class StringList(list, GoValue):
+class StringList(list[str], GoValue):
     """A Go ``[]string``."""
 
     __slots__ = ()
@@ -51,7 +51,7 @@ class StringList(list, GoValue):
     GO_KIND = "slice"
 
 
-class IntList(list, GoValue):
+class IntList(list[int], GoValue):
     """A Go ``[]int``."""
 
     __slots__ = ()
@@ -59,7 +59,7 @@ class IntList(list, GoValue):
     GO_KIND = "slice"
 
 
-class StringMap(dict, GoValue):
+class StringMap(dict[str, str], GoValue):
     """A Go ``map[string]string``."""
 
     __slots__ = ()

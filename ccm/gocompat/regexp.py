@@ -21,7 +21,7 @@ import re
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Tuple
+    from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 __all__ = ["RegexpError", "compile", "find_all", "split", "replace_all", "expand", "quote_meta"]
 
@@ -34,7 +34,7 @@ _PERL = {"d": "[0-9]", "D": "[^0-9]", "s": "[\\t\\n\\f\\r ]", "S": "[^\\t\\n\\f\
 _PERL_IN_CLASS = {"d": "0-9", "s": "\\t\\n\\f\\r ", "w": "0-9A-Za-z_"}
 _SIMPLE_ESCAPES = frozenset("afnrtv")
 _REPEAT = re.compile(r"\{(\d+)(,(\d*))?\}")
-_CACHE: Dict[str, "re.Pattern"] = {}
+_CACHE: Dict[str, "re.Pattern[str]"] = {}
 
 
 class RegexpError(ValueError):
@@ -51,11 +51,12 @@ class _Translator:
         self.i = 0
         self.out: List[str] = []
         # per open group: (flags active inside it, extra ")" owed by mid-group flag changes)
-        self.stack: List[List] = [[frozenset(), 0]]
+        self.stack: List[List[Any]] = [[frozenset(), 0]]
 
     @property
-    def flags(self) -> frozenset:
-        return self.stack[-1][0]
+    def flags(self) -> FrozenSet[str]:
+        flags: FrozenSet[str] = self.stack[-1][0]
+        return flags
 
     def run(self) -> str:
         p = self.p
@@ -243,7 +244,7 @@ class _Translator:
         self.i += 1
 
 
-def compile(pattern: str) -> "re.Pattern":   # noqa: A001 - the Go name
+def compile(pattern: str) -> "re.Pattern[str]":   # noqa: A001 - the Go name
     """The ``re`` pattern for an RE2 ``pattern`` (cached); raises ``RegexpError``."""
     compiled = _CACHE.get(pattern)
     if compiled is not None:
@@ -260,11 +261,11 @@ def compile(pattern: str) -> "re.Pattern":   # noqa: A001 - the Go name
     return compiled
 
 
-def _matches(rx: "re.Pattern", s: str, n: int) -> List["re.Match"]:
+def _matches(rx: "re.Pattern[str]", s: str, n: int) -> List["re.Match[str]"]:
     """Go's ``allMatches``: an empty match right after the previous match is skipped."""
     if n < 0:
         n = len(s) + 1
-    out: List["re.Match"] = []
+    out: List["re.Match[str]"] = []
     pos, prev_end = 0, -1
     while len(out) < n and pos <= len(s):
         m = rx.search(s, pos)
@@ -282,12 +283,12 @@ def _matches(rx: "re.Pattern", s: str, n: int) -> List["re.Match"]:
     return out
 
 
-def find_all(rx: "re.Pattern", s: str, n: int) -> List[str]:
+def find_all(rx: "re.Pattern[str]", s: str, n: int) -> List[str]:
     """``FindAllString(s, n)``; ``n < 0`` means all."""
     return [m.group(0) for m in _matches(rx, s, n)]
 
 
-def split(rx: "re.Pattern", s: str, n: int) -> List[str]:
+def split(rx: "re.Pattern[str]", s: str, n: int) -> List[str]:
     """``Regexp.Split(s, n)``."""
     if n == 0:
         return []
@@ -327,7 +328,7 @@ def _extract(template: str) -> Optional[Tuple[str, int, str]]:
     return name, num, body[i:]
 
 
-def expand(rx: "re.Pattern", template: str, m: "re.Match") -> str:
+def expand(rx: "re.Pattern[str]", template: str, m: "re.Match[str]") -> str:
     """Go's ``Regexp.Expand``: ``$1``, ``${1}``, ``$name``, ``${name}``, ``$$``; an unknown
     group is empty, and ``$1x`` names the group ``1x``."""
     out: List[str] = []
@@ -353,7 +354,7 @@ def expand(rx: "re.Pattern", template: str, m: "re.Match") -> str:
     return "".join(out)
 
 
-def replace_all(rx: "re.Pattern", src: str, repl: str, literal: bool = False) -> str:
+def replace_all(rx: "re.Pattern[str]", src: str, repl: str, literal: bool = False) -> str:
     """``ReplaceAllString`` (``literal``: ``ReplaceAllLiteralString``) with Go's rule for
     empty matches next to a previous match."""
     out: List[str] = []

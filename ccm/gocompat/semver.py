@@ -39,10 +39,10 @@ _PATTERNS = {
 }
 
 
-_COMPILED: Dict[str, "re.Pattern"] = {}
+_COMPILED: Dict[str, "re.Pattern[str]"] = {}
 
 
-def _rx(name: str) -> "re.Pattern":
+def _rx(name: str) -> "re.Pattern[str]":
     """The library's regular expressions, compiled on first use (a render that uses no
     semver function should not pay for them)."""
     compiled = _COMPILED.get(name)

@@ -20,7 +20,7 @@ import time as _time
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Optional, Tuple
+    from typing import Any, Dict, Optional, Tuple
 
 from ccm.gocompat import timefmt
 from ccm.gocompat.duration import SECOND, Duration
@@ -104,7 +104,7 @@ class Location(GoValue):
     def String(self) -> str:  # noqa: N802
         return self.name
 
-    def json_value(self) -> dict:
+    def json_value(self) -> Dict[str, Any]:
         return {}   # a *time.Location has no exported fields
 
     def __str__(self) -> str:

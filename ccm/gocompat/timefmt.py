@@ -11,7 +11,7 @@ from typing import NamedTuple
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import Callable, Dict, List, Optional, Tuple
 
 
 LONG_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -196,7 +196,7 @@ def _nano(chunk: Chunk, nsec: int) -> str:
 def _element(chunk: Chunk, f: Fields) -> str:
     code = chunk.code
     hour12 = f.hour % 12 or 12
-    simple = {
+    simple: Dict[int, Callable[[], str]] = {
         YEAR: lambda: f"{abs(f.year) % 100:02d}", LONG_YEAR: lambda: _int(f.year, 4),
         MONTH: lambda: LONG_MONTHS[f.month - 1][:3], LONG_MONTH: lambda: LONG_MONTHS[f.month - 1],
         NUM_MONTH: lambda: str(f.month), ZERO_MONTH: lambda: f"{f.month:02d}",

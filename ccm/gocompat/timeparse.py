@@ -71,7 +71,7 @@ def _getnum3(s: str, fixed: bool) -> Tuple[int, str]:
     return int(s[:i]), s[i:]
 
 
-def _lookup(names: tuple, value: str) -> Tuple[int, str]:
+def _lookup(names: Tuple[str, ...], value: str) -> Tuple[int, str]:
     for i, name in enumerate(names):
         if len(value) >= len(name) and value[:len(name)].lower() == name.lower():
             return i, value[len(name):]
@@ -97,7 +97,8 @@ def _nanos(value: str, n: int) -> int:
     digits = value[1:min(n, 10)]
     if not digits.isdigit() or not digits.isascii():
         raise _Bad
-    return int(digits) * 10 ** (10 - min(n, 10))
+    scale: int = 10 ** (10 - min(n, 10))
+    return int(digits) * scale
 
 
 def _zone_name_length(value: str) -> int:

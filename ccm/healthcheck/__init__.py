@@ -142,7 +142,7 @@ def _nagios_attempt(manager: "RunManager", spec: CheckSpec) -> _Outcome:
 
     att = nagios.run_once(manager.runner, spec.command, spec.timeout_s)
     detail = nagios.summary_line(att.output)
-    if att.tail and att.status != nagios.OK:
+    if att.tail and att.status != OK:
         detail = f"{detail}\n{att.tail}" if detail else att.tail
     return _Outcome(att.status, att.output, att.error, detail)
 

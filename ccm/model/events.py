@@ -147,7 +147,8 @@ class _Labelled:
 
     @property
     def label(self) -> str:
-        return f"{self.type}#{self.alias} (alias)" if self.alias else f"{self.type}#{self.name}"
+        # the alias and the name it stands for (upstream shows "(alias)" in place of the name)
+        return f"{self.type}#{self.alias} ({self.name})" if self.alias else f"{self.type}#{self.name}"
 
     @property
     def ref(self) -> str:

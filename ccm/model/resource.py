@@ -75,7 +75,7 @@ COMMON_FIELDS: Tuple[Field, ...] = (
     Field("ensure"),
     Field("provider"),
     Field("health_checks", HEALTH_CHECKS),
-    Field("require", STR_LIST, template=NEVER),
+    Field("require", STR_LIST),   # rendered at load, as subscribe is
     Field("control", CONTROL, template=NEVER),
     Field("register_when_stable", REGISTRATIONS),
 )
@@ -222,15 +222,17 @@ class ResourceContext:
     Built by the shared flow (``ccm.resources.base``) for each resource. ``log``
     is bound to the resource; ``run_log`` is the run's log (command output goes there);
     ``nested`` runs child manifests (the apply type) and is ``None`` where nesting is
-    impossible.
+    impossible. ``diff``: the run prints each content change (``--diff``), so a type that
+    can tell one computes it in a real run too (in noop it always does).
     """
 
     def __init__(self, noop: bool, working_dir: Optional[str], log: UserLog, runner: CommandRunner,
                  facts: Optional[Mapping[str, Any]] = None, depth: int = 0,
                  chain: Sequence[str] = (), run_log: Optional[UserLog] = None,
                  template_environment: Optional[Callable[[], Mapping[str, Any]]] = None,
-                 nested: Optional["NestedApply"] = None) -> None:
+                 nested: Optional["NestedApply"] = None, diff: bool = False) -> None:
         self.noop = noop
+        self.diff = diff
         self.working_dir = working_dir
         self.log = log
         self.run_log = run_log if run_log is not None else log

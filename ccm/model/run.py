@@ -148,19 +148,21 @@ class Run:
     to the manifest of a nested run and to ``healthcheck`` in health-check-only runs).
     ``cache``: the prefetch cache of the top-level run (None for single resources).
     ``sink``: where the run's file writes go. ``diff``: print the unified diff of each
-    file content change in noop. ``publisher``: hears the events and the end.
+    file content change (in noop: the one a real run would make). ``publisher``: hears the events and the end.
     ``depth``/``chain``: nesting level and the manifest paths from the top-level run to
     this one. ``source``: the manifest as logs show it ("" for a single resource).
-    ``parent``: the run a nested run runs in (None at the top).
+    ``parent``: the run a nested run runs in (None at the top). ``bundles``: (temp dir,
+    bundle as shown) of each bundle this run's manifests came from, so that errors name
+    the bundle and member (``ccm.remote.name_in_bundle``), never the temp dir.
     """
 
     __slots__ = ("noop", "health_check_only", "log", "cache", "sink", "diff", "publisher", "depth", "chain",
-                 "source", "parent")
+                 "source", "parent", "bundles")
 
     def __init__(self, *, log: UserLog, sink: RunSink, noop: bool = False, health_check_only: bool = False,
                  cache: Optional[RunCache] = None, diff: bool = False, publisher: Publisher = NO_PUBLISHER,
                  depth: int = 0, chain: Tuple[str, ...] = (), source: str = "",
-                 parent: Optional[Run] = None) -> None:
+                 parent: Optional[Run] = None, bundles: Tuple[Tuple[str, str], ...] = ()) -> None:
         self.noop = noop
         self.health_check_only = health_check_only
         self.log = log
@@ -172,6 +174,7 @@ class Run:
         self.chain = chain
         self.source = source
         self.parent = parent
+        self.bundles = bundles
 
     @property
     def top(self) -> bool:
@@ -179,13 +182,14 @@ class Run:
         return self.parent is None
 
     def child(self, path: str, *, noop: bool, health_check_only: bool, log: UserLog, sink: RunSink,
-              source: str) -> Run:
+              source: str, bundles: Tuple[Tuple[str, str], ...] = ()) -> Run:
         """The run of a nested manifest at ``path``: one level deeper, its modes switched
-        on where this run's are (never off), this run's cache, diff setting and publisher."""
+        on where this run's are (never off), this run's cache, diff setting, publisher and
+        bundles (and the child's own ``bundles``)."""
         return Run(log=log, sink=sink, noop=self.noop or noop,
                    health_check_only=self.health_check_only or health_check_only, cache=self.cache, diff=self.diff,
                    publisher=self.publisher, depth=self.depth + 1, chain=self.chain + (path,), source=source,
-                   parent=self)
+                   parent=self, bundles=self.bundles + bundles)
 
     def __repr__(self) -> str:
         return (f"Run(source={self.source!r}, noop={self.noop}, health_check_only={self.health_check_only}, "

@@ -12,7 +12,7 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict
+    from typing import Any, Callable, Dict, List
 
 NAMES = frozenset({"kvGet", "registrations"})
 
@@ -53,7 +53,7 @@ def template_functions(manager: Any) -> Dict[str, Callable[..., Any]]:
 
 def kv_loader_for(context_name: str) -> Callable[[str, str], bytes]:
     """A Hiera ``kv_loader`` for commands without a manager (``ccm hiera parse``)."""
-    conns: list = []
+    conns: List[Any] = []
 
     def load(bucket: str, key: str) -> bytes:
         from ccm.nats.connection import Connection

@@ -24,7 +24,8 @@ def _included(e: Any) -> bool:
     scrape = e.annotations.get(SCRAPE)
     if e.service == "prometheus" or e.protocol == "prometheus":
         return scrape is None or scrape == "true"
-    return scrape == "true"
+    included: bool = scrape == "true"
+    return included
 
 
 def _target(e: Any) -> str:
@@ -50,7 +51,7 @@ def prometheus_file_sd(entries: List[Any]) -> str:
     return gojson.dumps(list(groups.values()), indent=2, sort_keys=False)
 
 
-class Entries(list):
+class Entries(list["Any"]):
     """The template value of ``registrations()``: entries, plus upstream's method."""
 
     def PrometheusFileSD(self) -> str:  # noqa: N802 - upstream's method name

@@ -123,7 +123,7 @@ def context(manager: RunManager, run: Run, facts: Any = None) -> ResourceContext
     (``facts``: the manager's facts view, if already taken)."""
     return ResourceContext(run.noop, manager.working_dir, run.log, manager.runner,
                            manager.facts_view() if facts is None else facts, run.depth,
-                           run.chain, run.log, manager.template_environment, _Nesting(manager, run))
+                           run.chain, run.log, manager.template_environment, _Nesting(manager, run), run.diff)
 
 
 class _FlowContext(ResourceContext):
@@ -173,7 +173,7 @@ class RunFlow:
         self._metrics = manager.metrics if manager.metrics.enabled else None   # the no-op sink: nothing to time
         # ResourceContext's fields, as its __init__ would set them from context() above
         self._context = type("_RunContext", (_FlowContext,), {
-            "noop": run.noop, "working_dir": manager.working_dir, "run_log": run.log,
+            "noop": run.noop, "diff": run.diff, "working_dir": manager.working_dir, "run_log": run.log,
             "runner": manager.runner, "facts": facts, "depth": run.depth,
             "chain": run.chain, "nested": _Nesting(manager, run),
             # a function as a class attribute would become a method: staticmethod keeps it as it is

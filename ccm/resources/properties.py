@@ -14,7 +14,7 @@ from ccm.model.resource import DEFERRED, PARSE, REFERENCE_FIELDS, Field, Propert
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, FrozenSet, Iterator, Optional, Tuple, Union
 
 
 def _templates() -> Any:
@@ -185,7 +185,7 @@ def render_phase(props: Properties, env: EnvSource, phase: str) -> None:
         values[f.key] = render_field(f, v, env)
 
 
-def _strings_of(value: Any):
+def _strings_of(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
@@ -199,10 +199,10 @@ def _strings_of(value: Any):
 
 
 if TYPE_CHECKING:
-    KnownFunctions = Optional[Callable[[], frozenset]]
+    KnownFunctions = Optional[Callable[[], FrozenSet[str]]]
 
 
-def _check_functions(names: frozenset, known: KnownFunctions, field: str, label: str) -> None:
+def _check_functions(names: FrozenSet[str], known: KnownFunctions, field: str, label: str) -> None:
     if known is None or not names:
         return
     allowed = known()

@@ -157,7 +157,10 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
         source = args[0]
         if source.endswith(".jet"):
             return jet(source)
-        return _render_checked(read_file(source) if source.endswith(".templ") else source, env)
+        if source.endswith(".templ"):
+            return _render_checked(read_file(source), env)
+        _refuse_file_name(source, wd)
+        return _render_checked(source, env)
 
     env["lookup"] = _lookup_function(facts, data, dict(env_vars), missing_is_empty=False)
     env["readFile"] = read_file
@@ -167,6 +170,20 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
     if functions:
         env.update(functions)
     return env
+
+
+def _refuse_file_name(source: str, wd: Optional[str]) -> None:
+    """``template(s)`` reads a file only for ``.templ`` and ``.jet`` names; any other ``s``
+    is a template itself. One that names an existing file (``templates/app.tmpl``) is a
+    mistake, never a template: rendering it would write the name in place of the file."""
+    if not source or len(source) > 4096 or "\n" in source or "{{" in source:
+        return
+    if "/" not in source and "." not in source:   # a word, not a path ("yes", "web")
+        return
+    full = source if os.path.isabs(source) else os.path.join(wd or os.getcwd(), source)
+    if os.path.isfile(full):
+        raise ExprError(f'template: "{source}" names a file, but template() reads only files ending .templ '
+                        "(rendered as {{ }}) or .jet (rendered as Jet); rename it, or use readFile() for its text as it is")
 
 
 def hiera_environment(facts: Optional[Mapping[str, Any]]) -> Dict[str, Any]:

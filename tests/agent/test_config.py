@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from ccm.agent.config import ConfigError, load_config, parse_config
 
 from .helpers import ROOT
+from tests.kit import ccm
 
 
 def test_defaults(tmp_path):
@@ -101,8 +100,7 @@ def test_cli_rejects_within_a_second_with_one_line(tmp_path, content, needle):
     if content is not None:
         cfg.write_text(content)
     started = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", str(cfg)], capture_output=True, text=True,
-                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), stdin=subprocess.DEVNULL, timeout=30)
+    r = ccm("agent", "--config", cfg, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
     elapsed = time.monotonic() - started
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
@@ -112,8 +110,7 @@ def test_cli_rejects_within_a_second_with_one_line(tmp_path, content, needle):
 
 
 def test_default_config_path_is_named(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "ccm", "agent"], capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, PYTHONPATH=ROOT), stdin=subprocess.DEVNULL, timeout=30)
+    r = ccm("agent", cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
     if os.path.exists("/etc/choria/ccm/config.yaml"):
         pytest.skip("this host has a real agent configuration")
     assert r.returncode == 1
@@ -147,10 +144,8 @@ def test_nats_context_from_the_file_is_honoured_unless_the_flag_is_given(monkeyp
 def test_check_flag_validates_and_exits(tmp_path):
     cfg = tmp_path / "config.yaml"
     cfg.write_text("manifests: [/srv/m.yaml]\n")
-    r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", str(cfg), "--check"], capture_output=True,
-                       text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
+    r = ccm("agent", "--config", cfg, "--check", cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
     assert r.returncode == 0 and r.stdout == f"{cfg}: configuration ok\n"
     cfg.write_text("manifests: [/srv/m.yaml]\nmonitor_port: -1\n")
-    r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", str(cfg), "--check"], capture_output=True,
-                       text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
+    r = ccm("agent", "--config", cfg, "--check", cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), timeout=30)
     assert r.returncode == 1 and "monitor_port: must be a port number" in r.stderr

@@ -13,7 +13,8 @@ NATS_TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 if NATS_TESTS not in sys.path:
     sys.path.insert(0, NATS_TESTS)
 
-from natsfixture import Server, Sniffer, ccm, run_js, write_context  # noqa: E402
+from natsfixture import Server, Sniffer, run_js, write_context  # noqa: E402
+from tests.kit import ROOT, ccm  # noqa: E402
 
 from .helpers import GROUP, USER, AgentProcess, bundle, file_manifest, free_port, wait_for, write_yaml  # noqa: E402
 
@@ -85,7 +86,7 @@ def test_obj_source_fetches_updates_and_stops_on_delete(tmp_path, nats):
 
 def test_kv_external_data_and_registration_publishing(tmp_path, nats):
     server, env = nats
-    assert ccm(["registration", "init"], env).returncode == 0
+    assert ccm("registration", "init", env=env, cwd=ROOT).returncode == 0
     kv_put(server, "common", json.dumps({"data": {"word": "from-kv"}}))
     out = tmp_path / "out"
     out.mkdir()
@@ -107,7 +108,7 @@ def test_kv_external_data_and_registration_publishing(tmp_path, nats):
         agent.wait_log("Session:")
 
         def registered():
-            r = ccm(["registration", "query", "--json"], env)
+            r = ccm("registration", "query", "--json", env=env, cwd=ROOT)
             return r.returncode == 0 and r.stdout.strip().startswith("[") and json.loads(r.stdout)
         doc = wait_for(registered, 30, step=0.5, what="registration published")
         assert doc[0]["address"] == "10.0.0.9" and doc[0]["service"] == "web"
@@ -118,7 +119,7 @@ def test_kv_external_data_and_registration_publishing(tmp_path, nats):
 def test_agent_never_publishes_a_sensitive_value(tmp_path, nats):
     server, env = nats
     canary = "agent-canary-7Qx2"
-    assert ccm(["registration", "init"], env).returncode == 0
+    assert ccm("registration", "init", env=env, cwd=ROOT).returncode == 0
     m = tmp_path / "m.yaml"
     m.write_text(f"""data:
   # @sensitive
@@ -153,7 +154,7 @@ ccm:
     assert "annotation 'auth' holds a value marked @sensitive" in output, output
     for text in (output, sniffer.text(), status):
         assert canary not in text
-    doc = json.loads(ccm(["registration", "query", "--json"], env).stdout)
+    doc = json.loads(ccm("registration", "query", "--json", env=env, cwd=ROOT).stdout)
     assert [d["service"] for d in doc] == ["web"]
 
 

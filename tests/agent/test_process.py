@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.kit import ccm
+
 from .helpers import (FAST, GROUP, ROOT, USER, AgentProcess, CondServer, bundle, file_manifest, free_port, wait_for,
                       write_yaml)
 
@@ -181,9 +183,7 @@ def test_busy_monitor_port_is_one_clear_line(tmp_path):
         port = s.getsockname()[1]
         cfg = write_yaml(str(tmp_path / "config.yaml"), {"interval": "1h", "manifests": [m], "monitor_port": port,
                                                          "cache_dir": str(tmp_path / "cache")})
-        r = subprocess.run([sys.executable, "-m", "ccm", "agent", "--config", cfg], capture_output=True, text=True,
-                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT, **FAST), timeout=30,
-                           stdin=subprocess.DEVNULL)
+        r = ccm("agent", "--config", cfg, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT, **FAST), timeout=30)
     assert r.returncode == 1
     assert f"ccm: error: cannot serve monitor_port {port} on 127.0.0.1: Address already in use" in r.stderr
     assert "Traceback" not in r.stderr

@@ -9,19 +9,13 @@ import sys
 import pytest
 
 from ccm.cli import docgen
+from tests.kit import bare_env, ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def ccm(*args, cwd=None):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": "/nonexistent",
-           "XDG_CONFIG_HOME": "/nonexistent/xdg", "CCM_LOCK_DIR": os.environ.get("CCM_LOCK_DIR", "/tmp")}
-    return subprocess.run([sys.executable, "-m", "ccm", *args], env=env, capture_output=True, text=True,
-                          timeout=60, cwd=cwd, stdin=subprocess.DEVNULL)
-
-
 def test_help_long_lists_every_command_with_its_flags():
-    r = ccm("--help-long")
+    r = ccm("--help-long", env=bare_env())
     assert r.returncode == 0, r.stderr
     root = docgen.tree()
     for node in docgen.walk(root)[1:]:
@@ -29,7 +23,7 @@ def test_help_long_lists_every_command_with_its_flags():
     section = r.stdout.split("\n  ccm ensure file ", 1)[1].split("\n\n", 1)[0]
     for flag in ("--owner=USER:GROUP", "--mode=MODE", "--content=CONTENT", "--require=type#name"):
         assert flag in section
-    assert "--help-long" in ccm("--help").stdout
+    assert "--help-long" in ccm("--help", env=bare_env()).stdout
 
 
 def _bool_flags():
@@ -90,7 +84,7 @@ def test_a_value_given_to_a_boolean_flag_is_a_usage_error(tmp_path, value):
 @pytest.mark.parametrize("flag", ["--debug", "--quiet", "--syslog", "--info"])
 def test_a_value_given_to_a_global_boolean_flag_is_a_usage_error(flag):
     for args in ([f"{flag}=false", "facts"], ["facts", f"{flag}=false"]):
-        r = ccm(*args)
+        r = ccm(*args, env=bare_env())
         assert r.returncode == 1 and r.stderr.startswith("error: "), (args, r.stderr)
         assert r.stdout == ""
 

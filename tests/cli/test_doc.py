@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -11,20 +9,15 @@ from ccm.cli import reference
 from ccm.cli.reference_functions import CCM_DOCS, ccm_function_names, expr_names, go_template_names, jet_names
 from ccm.model import kinds
 from ccm.registry import default_registry
+from tests.kit import bare_env, ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TYPES = default_registry().types_in_order()
 
 
-def ccm(*args):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": "/nonexistent",
-           "XDG_CONFIG_HOME": "/nonexistent/xdg"}
-    return subprocess.run([sys.executable, "-m", "ccm", *args], env=env, capture_output=True, text=True, timeout=60)
-
-
 @pytest.fixture(scope="module")
 def docs():
-    return {t: ccm("doc", t).stdout for t in TYPES}
+    return {t: ccm("doc", t, env=bare_env()).stdout for t in TYPES}
 
 
 @pytest.mark.parametrize("type_name", TYPES)
@@ -77,14 +70,14 @@ def test_nested_keys_and_the_required_priority(docs):
 
 
 def test_hiera_annotations_and_keys():
-    text = ccm("doc", "hiera").stdout
+    text = ccm("doc", "hiera", env=bare_env()).stdout
     for word in ("@require", "@validate EXPRESSION", "@sensitive", "order", "merge", "overrides",
                  "kv://BUCKET/KEY", "one of first, deep"):
         assert word in text, word
 
 
 def test_every_template_function_appears():
-    text = ccm("doc", "functions").stdout
+    text = ccm("doc", "functions", env=bare_env()).stdout
     assert set(ccm_function_names()) == set(CCM_DOCS)
     for name in ccm_function_names():
         assert f"\n  {CCM_DOCS[name][0]}  (function)\n" in text
@@ -94,17 +87,17 @@ def test_every_template_function_appears():
 
 
 def test_topics_and_an_unknown_topic():
-    r = ccm("doc")
+    r = ccm("doc", env=bare_env())
     assert r.returncode == 0 and r.stdout.startswith("Topics (ccm doc TOPIC):\n\n")
     for topic, _text in reference.topics():
         assert f"\n  {topic} " in r.stdout
-    bad = ccm("doc", "fiel")
+    bad = ccm("doc", "fiel", env=bare_env())
     assert bad.returncode == 1
     assert bad.stderr.startswith("ccm: error: no reference for 'fiel' (did you mean `file`?): one of package,")
 
 
 def test_the_man_page_has_the_same_sections():
-    man = ccm("--help-man").stdout
+    man = ccm("--help-man", env=bare_env()).stdout
     for head in (".SH RESOURCE TYPES", ".SH MANIFEST", ".SH TEMPLATE FUNCTIONS", ".SH HIERA"):
         assert f"\n{head}\n" in man
     for type_name in TYPES:

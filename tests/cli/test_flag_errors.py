@@ -2,20 +2,13 @@
 validate and ensure, whatever went wrong with the file."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.kit import ccm as run, clean_env
 
 
 def ccm(cwd, *args, **env):
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
-            "XDG_CONFIG_HOME": str(cwd / "xdg"), "CCM_LOCK_DIR": str(cwd / "locks"), "TMPDIR": str(cwd)}
-    return subprocess.run([sys.executable, "-m", "ccm", *args], cwd=str(cwd), env={**base, **env},
-                          capture_output=True, text=True, timeout=60)
+    return run(*args, cwd=cwd, env=clean_env(cwd, **env), timeout=60)
 
 
 @pytest.fixture

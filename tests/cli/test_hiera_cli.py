@@ -4,13 +4,12 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
+from tests.kit import bare_env, ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ANNOTATED = os.path.join(ROOT, "tests", "data", "fixtures", "annotated.yaml")
@@ -38,12 +37,8 @@ overrides:
 """
 
 
-def ccm(args, cwd, extra_env=None):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
-           "XDG_CONFIG_HOME": str(cwd / "xdg"), "CCM_TEST_VAR": "one=two"}
-    env.update(extra_env or {})
-    return subprocess.run([sys.executable, "-m", "ccm", *args], cwd=str(cwd), env=env,
-                          capture_output=True, text=True, timeout=60)
+def hiera_env(cwd, extra_env=None):
+    return bare_env(cwd, **{"CCM_TEST_VAR": "one=two", **(extra_env or {})})
 
 
 @pytest.fixture()
@@ -53,7 +48,7 @@ def work(tmp_path):
 
 
 def test_parse_json_sorted(work):
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "env:prod"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "env:prod", cwd=work, env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     assert res.stdout == (
         '{\n  "html": "\\u003cb\\u003e",\n  "name": "web",\n  "os": "linux",\n  "port": 443,\n'
@@ -62,7 +57,7 @@ def test_parse_json_sorted(work):
 
 
 def test_resolve_alias_yaml_output(work):
-    res = ccm(["hiera", "resolve", "--yaml", "h.yaml", "role=web"], work)
+    res = ccm("hiera", "resolve", "--yaml", "h.yaml", "role=web", cwd=work, env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     assert yaml.safe_load(res.stdout) == {"html": "<b>", "name": "web", "os": "linux", "port": 80, "ratio": 0.5,
                                           "tags": ["base", "web"]}
@@ -70,26 +65,27 @@ def test_resolve_alias_yaml_output(work):
 
 
 def test_env_output(work):
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--env"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--env", cwd=work, env=hiera_env(work))
     assert res.stdout.splitlines() == [
         "HIERA_HTML=<b>", "HIERA_NAME=web", "HIERA_OS=linux", "HIERA_PORT=80", "HIERA_RATIO=0.500000",
         'HIERA_TAGS=["base","web"]',
     ]
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--env", "--env-prefix", "APP", "--query", "tags"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--env", "--env-prefix", "APP", "--query", "tags", cwd=work,
+              env=hiera_env(work))
     assert res.stdout == 'APP_VALUE=["base","web"]\n'
 
 
 def test_query(work):
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--query", "tags.1"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--query", "tags.1", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stdout) == (0, '"web"\n')
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--query", "no.such"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--query", "no.such", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stdout) == (0, "null\n")
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--query", "no.such", "--env"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--query", "no.such", "--env", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stdout) == (0, "HIERA_VALUE=null\n")
 
 
 def test_required_annotation_fails_with_one_line(work):
-    res = ccm(["hiera", "parse", "h.yaml"], work)
+    res = ccm("hiera", "parse", "h.yaml", cwd=work, env=hiera_env(work))
     assert res.returncode == 1
     assert res.stderr == f'ccm: error: {work}/h.yaml: key "name" is required but has no value\n'
     assert res.stdout == ""
@@ -97,39 +93,40 @@ def test_required_annotation_fails_with_one_line(work):
 
 def test_data_overrides_apply_before_validation(work):
     (work / "d.json").write_text('{"name": "from-file", "port": 1, "extra": {"a": 1}}')
-    res = ccm(["hiera", "parse", "h.yaml", "--data-file", "d.json", "-D", "port=8080", "--data", "extra:x"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--data-file", "d.json", "-D", "port=8080", "--data", "extra:x", cwd=work,
+              env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["name"] == "from-file" and out["port"] == "8080" and out["extra"] == "x"
-    res = ccm(["hiera", "parse", "h.yaml", "-D", "name=cli"], work)
+    res = ccm("hiera", "parse", "h.yaml", "-D", "name=cli", cwd=work, env=hiera_env(work))
     assert json.loads(res.stdout)["name"] == "cli"
 
 
 def test_facts_sources_precedence(work):
     (work / "f.json").write_text('{"role": "web", "env": "dev"}')
     (work / "f.yaml").write_text("role: web\n")
-    res = ccm(["hiera", "parse", "h.yaml", "--facts", "f.json", "env=prod"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--facts", "f.json", "env=prod", cwd=work, env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["port"] == 443 and out["name"] == "web" and out["os"] == "linux"
-    res = ccm(["hiera", "parse", "h.yaml", "--facts", "f.yaml"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--facts", "f.yaml", cwd=work, env=hiera_env(work))
     assert json.loads(res.stdout)["os"] == "linux"  # system facts survive a YAML facts file
-    res = ccm(["hiera", "parse", "h.yaml", "--facts", "missing.json"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--facts", "missing.json", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stderr) == (1, "ccm: error: --facts: path 'missing.json' does not exist\n")
 
 
 def test_env_facts(work):
     (work / "e.yaml").write_text("data:\n  v: \"{{ lookup('facts.CCM_TEST_VAR') }}\"\n")
-    res = ccm(["hiera", "parse", "e.yaml", "-E"], work)
+    res = ccm("hiera", "parse", "e.yaml", "-E", cwd=work, env=hiera_env(work))
     assert json.loads(res.stdout) == {"v": "one"}
-    res = ccm(["hiera", "parse", "e.yaml"], work)
+    res = ccm("hiera", "parse", "e.yaml", cwd=work, env=hiera_env(work))
     assert json.loads(res.stdout) == {"v": ""}
 
 
 def test_hiera_input_env(work):
-    res = ccm(["hiera", "parse", "--query", "port"], work, {"HIERA_INPUT": "h.yaml"})
+    res = ccm("hiera", "parse", "--query", "port", cwd=work, env=hiera_env(work, {"HIERA_INPUT": "h.yaml"}))
     assert res.returncode == 1 and "is required" in res.stderr  # no facts: name stays empty
-    res = ccm(["hiera", "parse", "role=web"], work, {"HIERA_INPUT": "h.yaml"})
+    res = ccm("hiera", "parse", "role=web", cwd=work, env=hiera_env(work, {"HIERA_INPUT": "h.yaml"}))
     assert (res.returncode, res.stderr) == (1, f"ccm: error: file not found: {work}/role=web\n")
 
 
@@ -144,30 +141,30 @@ def test_bad_inputs_exit_1_without_traceback(work):
          f'ccm: error: kv://B/K: unknown context "CCM" (looked for {work}/xdg/nats/context/CCM.json)\n'),
     ]
     for args, stderr in cases:
-        res = ccm(args, work)
+        res = ccm(*args, cwd=work, env=hiera_env(work))
         assert (res.returncode, res.stderr) == (1, stderr), args
-    res = ccm(["hiera", "parse", "bad.yaml"], work)
+    res = ccm("hiera", "parse", "bad.yaml", cwd=work, env=hiera_env(work))
     assert res.returncode == 1 and res.stderr.startswith(f"ccm: error: failed to parse {work}/bad.yaml:")
     assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
 
 
 def test_usage_errors(work):
-    res = ccm(["hiera", "parse"], work)
+    res = ccm("hiera", "parse", cwd=work, env=hiera_env(work))
     assert res.returncode == 1 and res.stderr.startswith("error: required argument 'input' not provided\n\nusage:")
-    res = ccm(["hiera"], work)
+    res = ccm("hiera", cwd=work, env=hiera_env(work))
     assert res.returncode == 1 and res.stderr.startswith("error: a subcommand from the list below is required")
-    res = ccm(["hiera", "parse", "h.yaml", "--nope"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--nope", cwd=work, env=hiera_env(work))
     assert res.returncode == 1 and res.stderr.startswith("error: unrecognized arguments: --nope")
-    res = ccm(["hiera", "parse", "h.yaml", "role=web", "--context", "other"], work)
+    res = ccm("hiera", "parse", "h.yaml", "role=web", "--context", "other", cwd=work, env=hiera_env(work))
     assert res.returncode == 0, res.stderr
 
 
 def test_annotated_fixture_via_cli(work):
-    res = ccm(["hiera", "parse", ANNOTATED, "env=prod"], work)
+    res = ccm("hiera", "parse", ANNOTATED, "env=prod", cwd=work, env=hiera_env(work))
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["listen_address"] == "10.0.0.1" and out["log_level"] == "WARN"
-    res = ccm(["hiera", "parse", ANNOTATED, "-D", "listen_address=::1"], work)
+    res = ccm("hiera", "parse", ANNOTATED, "-D", "listen_address=::1", cwd=work, env=hiera_env(work))
     assert res.returncode == 1
     warning, error = res.stderr.splitlines()
     assert error == f'ccm: error: {ANNOTATED}: key "listen_address" failed validation "isIPv4(value)"'
@@ -196,9 +193,10 @@ def test_http_source_with_basic_auth(work):
     thread.start()
     try:
         port = server.server_address[1]
-        res = ccm(["hiera", "parse", f"http://u:pw@127.0.0.1:{port}/h.yaml", "--query", "name"], work)
+        res = ccm("hiera", "parse", f"http://u:pw@127.0.0.1:{port}/h.yaml", "--query", "name", cwd=work,
+                  env=hiera_env(work))
         assert (res.returncode, res.stdout) == (0, '"remote"\n'), res.stderr
-        res = ccm(["hiera", "parse", f"http://u:wrong@127.0.0.1:{port}/h.yaml"], work)
+        res = ccm("hiera", "parse", f"http://u:wrong@127.0.0.1:{port}/h.yaml", cwd=work, env=hiera_env(work))
         assert res.returncode == 1
         assert res.stderr == (f"ccm: error: HTTP request to http://REDACTED@127.0.0.1:{port}/h.yaml "
                               "failed with status 403: Forbidden\n")
@@ -208,16 +206,16 @@ def test_http_source_with_basic_auth(work):
 
 
 def test_hiera_facts(work):
-    res = ccm(["hiera", "facts", "role=web", "--query", "role"], work)
+    res = ccm("hiera", "facts", "role=web", "--query", "role", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stdout) == (0, "web\n")
-    res = ccm(["hiera", "facts", "--query", "host.info.os", "-E"], work)
+    res = ccm("hiera", "facts", "--query", "host.info.os", "-E", cwd=work, env=hiera_env(work))
     assert res.stdout == "linux\n"
-    res = ccm(["hiera", "facts", "-E", "--query", "CCM_TEST_VAR"], work)
+    res = ccm("hiera", "facts", "-E", "--query", "CCM_TEST_VAR", cwd=work, env=hiera_env(work))
     assert res.stdout == "one\n"
-    res = ccm(["hiera", "facts", "x=1"], work)
+    res = ccm("hiera", "facts", "x=1", cwd=work, env=hiera_env(work))
     out = json.loads(res.stdout)
     assert out["x"] == "1" and list(out)[:2] == ["cpu", "host"]
-    res = ccm(["hiera", "facts", "--query", "nothing"], work)
+    res = ccm("hiera", "facts", "--query", "nothing", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stdout) == (0, "\n")
 
 
@@ -225,14 +223,14 @@ def test_bad_data_and_facts_files(work):
     (work / "bad.json").write_text('{"a": ')
     (work / "bad.yaml").write_text("a: [\n")
     (work / "list.yaml").write_text("- a\n")
-    res = ccm(["hiera", "parse", "h.yaml", "--data-file", "bad.json"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--data-file", "bad.json", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stderr) == (
         1, "ccm: error: failed to parse --data-file bad.json:1:7: Expecting value\n")
-    res = ccm(["hiera", "parse", "h.yaml", "--facts", "bad.yaml"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--facts", "bad.yaml", cwd=work, env=hiera_env(work))
     assert res.returncode == 1 and res.stderr.startswith("ccm: error: failed to parse --facts file bad.yaml:2")
-    res = ccm(["hiera", "parse", "h.yaml", "--data-file", "list.yaml"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--data-file", "list.yaml", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stderr) == (1, "ccm: error: --data-file list.yaml must contain a map, got list\n")
-    res = ccm(["hiera", "parse", "h.yaml", "--data-file", "nope.yaml"], work)
+    res = ccm("hiera", "parse", "h.yaml", "--data-file", "nope.yaml", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stderr) == (1, "ccm: error: --data-file: path 'nope.yaml' does not exist\n")
 
 

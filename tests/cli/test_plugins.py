@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+from tests.kit import ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -46,11 +47,6 @@ def env_of(home, **extra):
     return env
 
 
-def ccm(home, *args, stdin=subprocess.DEVNULL, **extra):
-    return subprocess.run([sys.executable, "-m", "ccm", *args], cwd=str(home), env=env_of(home, **extra),
-                          capture_output=True, text=True, timeout=120, stdin=stdin)
-
-
 def file_manifest(path, content):
     return textwrap.dedent(f"""\
         ccm:
@@ -81,7 +77,7 @@ def test_docs_basic_example_runs_ccm_apply(home):
             command: |
               ccm apply {manifest}
         """)
-    r = ccm(home, "deploy", "web")
+    r = ccm("deploy", "web", cwd=home, env=env_of(home))
     assert r.returncode == 0, r.stderr
     assert (home / "web.conf").read_text() == "web\n"
     assert "Manifest Run Summary" in r.stdout
@@ -109,10 +105,10 @@ def test_docs_environment_and_facts_examples(home):
             command: |
               ccm apply {manifest} --fact app_version={{{{ .Arguments.version }}}}
         """)
-    r = ccm(home, "deploy", "app", "1.2.3")
+    r = ccm("deploy", "app", "1.2.3", cwd=home, env=env_of(home))
     assert r.returncode == 0, r.stderr
     assert (home / "app.conf").read_text() == "environment: production version: 1.2.3\n"
-    missing = ccm(home, "deploy", "app")
+    missing = ccm("deploy", "app", cwd=home, env=env_of(home))
     assert missing.returncode == 1
     assert missing.stderr.startswith("error: the following arguments are required: version\n\nusage: ccm deploy app")
 
@@ -138,10 +134,10 @@ def test_app_builder_cowsay_example_with_config_banner_default_and_escape(home):
                 description: The message to send to the terminal
                 required: true
         """)
-    r = ccm(home, "demo", "say", "hello 'world'; rm -rf /")
+    r = ccm("demo", "say", "hello 'world'; rm -rf /", cwd=home, env=env_of(home))
     assert (r.returncode, r.stdout) == (0, "hello 'world'; rm -rf /\n"), r.stderr
     (plugin_dir(home) / "demo-cfg.yaml").write_text("Cowsay: printf '%s|'\n")
-    r = ccm(home, "demo", "say", "hi")
+    r = ccm("demo", "say", "hi", cwd=home, env=env_of(home))
     assert r.returncode == 0, r.stderr
     assert r.stdout == ">>\n>> Using the printf '%s|' command\n>>\nhi|"
 
@@ -160,9 +156,9 @@ def test_every_plugin_is_mounted_not_only_the_first(home):
                 command: echo {name}
             """)
     for name in ("alpha", "beta", "gamma"):
-        r = ccm(home, name, "hello")
+        r = ccm(name, "hello", cwd=home, env=env_of(home))
         assert (r.returncode, r.stdout) == (0, f"{name}\n"), r.stderr
-    listed = ccm(home, "--help").stdout
+    listed = ccm("--help", cwd=home, env=env_of(home)).stdout
     assert "Plugin commands:\n  alpha         The alpha plugin\n  beta          The beta plugin\n" \
            "  gamma         The gamma plugin\n" in listed
 
@@ -172,8 +168,8 @@ def test_plugins_below_subdirectories_count_and_other_names_do_not(home):
     (plugin_dir(home) / "team" / "deep-plugin.yaml").write_text(
         "name: deep\ndescription: d\ncommands:\n  - name: x\n    description: x\n    type: exec\n    command: echo deep\n")
     (plugin_dir(home) / "old-plugin.yaml.orig").write_text("not: loaded\n")   # upstream's regexp takes it
-    assert ccm(home, "deep", "x").stdout == "deep\n"
-    r = ccm(home, "old", "x")
+    assert ccm("deep", "x", cwd=home, env=env_of(home)).stdout == "deep\n"
+    r = ccm("old", "x", cwd=home, env=env_of(home))
     assert r.returncode == 1 and 'expected command but got "old"' in r.stderr
 
 
@@ -246,25 +242,26 @@ DEPLOY = """\
 
 def test_plugin_help_lists_arguments_and_flags(home):
     write_plugin(home, "deploy", DEPLOY)
-    top = ccm(home, "deploy", "--help")
+    top = ccm("deploy", "--help", cwd=home, env=env_of(home))
     assert top.returncode == 0, top.stderr
     assert "Deploy application configuration" in top.stdout
     assert "  deploy web [<flags>] <version>\n      Deploy web server configuration\n" in top.stdout
     for flag in ("--env=ENV", "--replicas=COUNT", "--force", "-t, --token=TOKEN"):
         assert flag in top.stdout
-    web = ccm(home, "deploy", "web", "--help")
+    web = ccm("deploy", "web", "--help", cwd=home, env=env_of(home))
     assert web.returncode == 0
     assert "version" in web.stdout and "Application version to deploy" in web.stdout
     assert "--env ENV" in web.stdout and "(one of: production, staging)" in web.stdout
     assert "--replicas COUNT" in web.stdout and "(default: 2)" in web.stdout
-    assert ccm(home, "help", "deploy", "web").stdout == web.stdout
-    assert "ccm deploy web [<flags>] <version>" in ccm(home, "--help-long").stdout
+    assert ccm("help", "deploy", "web", cwd=home, env=env_of(home)).stdout == web.stdout
+    assert "ccm deploy web [<flags>] <version>" in ccm("--help-long", cwd=home, env=env_of(home)).stdout
 
 
 def test_plugin_values_reach_the_command_typed(home):
     write_plugin(home, "deploy", DEPLOY)
-    assert ccm(home, "deploy", "web", "1.2").stdout == "web 1.2 production 2 false\n"
-    assert ccm(home, "deploy", "w", "1.3", "--env", "staging", "--replicas=0x10", "--force").stdout == \
+    assert ccm("deploy", "web", "1.2", cwd=home, env=env_of(home)).stdout == "web 1.2 production 2 false\n"
+    assert ccm("deploy", "w", "1.3", "--env", "staging", "--replicas=0x10", "--force", cwd=home,
+               env=env_of(home)).stdout == \
         "web 1.3 staging 16 true\n"
     for bad, message in ((["--env", "qa"], "argument --env: invalid choice: 'qa'"),
                          (["--replicas", "many"], "argument --replicas: expected an integer, got 'many'"),
@@ -272,17 +269,17 @@ def test_plugin_values_reach_the_command_typed(home):
                          (["--token", "much-too-long"], "flag --token: 'much-too-long' did not pass the "
                                                          "validation 'len(value) < 8'"),
                          (["--rep", "3"], "unrecognized arguments: --rep 3")):
-        r = ccm(home, "deploy", "web", "1.2", *bad)
+        r = ccm("deploy", "web", "1.2", *bad, cwd=home, env=env_of(home))
         assert r.returncode == 1 and r.stderr.startswith(f"error: {message}"), (bad, r.stderr)
         assert r.stdout == ""
-    assert ccm(home, "deploy", "web", "1", DEPLOY_TOKEN="abc").returncode == 0
+    assert ccm("deploy", "web", "1", cwd=home, env=env_of(home, DEPLOY_TOKEN="abc")).returncode == 0
 
 
 def test_a_plugin_cannot_shadow_a_built_in_command(home):
     write_plugin(home, "apply", DEPLOY.replace("name: deploy", "name: apply"))
-    r = ccm(home, "apply", "--help")
+    r = ccm("apply", "--help", cwd=home, env=env_of(home))
     assert r.returncode == 0 and r.stdout.startswith("usage: ccm apply [-h]")
-    listed = ccm(home, "--help")
+    listed = ccm("--help", cwd=home, env=env_of(home))
     assert listed.returncode == 0
     assert f"ccm: warning: plugin {plugin_dir(home)}/apply-plugin.yaml skipped: 'apply' is a built-in command\n" \
         == listed.stderr
@@ -308,22 +305,22 @@ def test_a_malformed_plugin_is_one_line_naming_the_file_and_built_ins_still_work
     path = plugin_dir(home) / "bad-plugin.yaml"
     path.write_text(text)
     write_plugin(home, "good", DEPLOY.replace("name: deploy", "name: good"))
-    r = ccm(home, "bad", "x")
+    r = ccm("bad", "x", cwd=home, env=env_of(home))
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"ccm: error: plugin {path}") and problem in lines[0], r.stderr
     assert "Traceback" not in r.stderr
-    listed = ccm(home, "--help")
+    listed = ccm("--help", cwd=home, env=env_of(home))
     assert listed.returncode == 0 and "  good " in listed.stdout
     assert listed.stderr.count("\n") == 1 and str(path) in listed.stderr
-    assert ccm(home, "good", "web", "1").returncode == 0
-    assert ccm(home, "session", "new", "--directory", str(home / "s")).returncode == 0
+    assert ccm("good", "web", "1", cwd=home, env=env_of(home)).returncode == 0
+    assert ccm("session", "new", "--directory", str(home / "s"), cwd=home, env=env_of(home)).returncode == 0
 
 
 def test_a_large_plugin_file_is_refused(home):
     path = plugin_dir(home) / "big-plugin.yaml"
     path.write_text("name: big\n# " + "x" * (1 << 20) + "\n")
-    r = ccm(home, "big")
+    r = ccm("big", cwd=home, env=env_of(home))
     assert r.returncode == 1 and r.stderr == f"ccm: error: plugin {path}: larger than 1048576 bytes\n"
 
 
@@ -349,13 +346,13 @@ CONFIRM = """\
 def test_confirm_prompt_without_a_terminal_refuses_and_runs_nothing(home):
     mark = home / "ran"
     write_plugin(home, "danger", CONFIRM.replace("{MARK}", str(mark)))
-    r = ccm(home, "danger", "wipe")
+    r = ccm("danger", "wipe", cwd=home, env=env_of(home))
     assert r.returncode == 1
     assert r.stderr == ("ccm: error: 'Really?' needs an answer and there is no terminal to ask on: nothing was "
                         "run (pass --no-prompt to run without asking)\n")
     assert r.stdout == "about to wipe all\n"
     assert not mark.exists()
-    r = ccm(home, "danger", "wipe", "--no-prompt")
+    r = ccm("danger", "wipe", "--no-prompt", cwd=home, env=env_of(home))
     assert r.returncode == 0, r.stderr
     assert mark.exists()
 
@@ -417,13 +414,13 @@ def test_exec_status_script_dir_and_dry_run(home):
             type: exec
             command: /nonexistent/prog
         """)
-    assert ccm(home, "tool", "fail").returncode == 3
-    r = ccm(home, "tool", "where", "abc")
+    assert ccm("tool", "fail", cwd=home, env=env_of(home)).returncode == 3
+    r = ccm("tool", "where", "abc", cwd=home, env=env_of(home))
     assert (r.returncode, r.stdout) == (0, f"{home}\ntry=1 ABC\n"), r.stderr
-    r = ccm(home, "tool", "missing")
+    r = ccm("tool", "missing", cwd=home, env=env_of(home))
     assert r.returncode == 1
     assert r.stderr.startswith('ccm: error: execution failed: exec: "/nonexistent/prog": executable file not found')
-    r = ccm(home, "tool", "fail", BUILDER_DRY_RUN="1")
+    r = ccm("tool", "fail", cwd=home, env=env_of(home, BUILDER_DRY_RUN="1"))
     assert r.returncode == 1
     assert r.stderr == "would run: sh -c 'exit 3'\nccm: error: execution failed: dry run mode\n"
 
@@ -465,12 +462,12 @@ def test_ccm_manifest_applies_in_process_with_arguments_and_flags_as_data(home):
                 description: force
                 bool: true
         """)
-    r = ccm(home, "site", "--help")
+    r = ccm("site", "--help", cwd=home, env=env_of(home))
     assert "--noop" in r.stdout and "version" in r.stdout
-    noop = ccm(home, "site", "2.0", "--noop")
+    noop = ccm("site", "2.0", "--noop", cwd=home, env=env_of(home))
     assert noop.returncode == 0 and not target.exists(), noop.stderr
     # in this process: no `ccm` on PATH to start a second one
-    r = ccm(home, "site", "2.0", "--force", PATH="/usr/bin:/bin")
+    r = ccm("site", "2.0", "--force", cwd=home, env=env_of(home, PATH="/usr/bin:/bin"))
     assert r.returncode == 0, r.stderr
     assert target.read_text() == "version=2.0 colour=none force=true\n"
     assert r.stdout.startswith("deploying 2.0\n")
@@ -489,16 +486,17 @@ def test_ccm_manifest_exit_code_follows_ccm_apply(home):
             type: ccm_manifest
             manifest: {manifest}
         """)
-    r = ccm(home, "bad")
+    r = ccm("bad", cwd=home, env=env_of(home))
     assert r.returncode == 1 and "exec#/bin/false failed" in r.stdout
 
 
 def test_cheats(home):
     write_plugin(home, "deploy", DEPLOY)
-    assert ccm(home, "cheat").stdout == "Available Cheats:\n\n    deploy\n    webdeploy\n"
-    assert ccm(home, "cheat", "webdeploy").stdout == "# ccm deploy web VERSION --env staging\n"
-    assert ccm(home, "cheat", "deploy").stdout == "# deploy the web tier\nccm deploy web 1.2\n"
-    assert "Use 'ccm cheat' to access cheat sheet style help" in ccm(home, "deploy", "--help").stdout
+    assert ccm("cheat", cwd=home, env=env_of(home)).stdout == "Available Cheats:\n\n    deploy\n    webdeploy\n"
+    assert ccm("cheat", "webdeploy", cwd=home, env=env_of(home)).stdout == "# ccm deploy web VERSION --env staging\n"
+    assert ccm("cheat", "deploy", cwd=home, env=env_of(home)).stdout == "# deploy the web tier\nccm deploy web 1.2\n"
+    assert "Use 'ccm cheat' to access cheat sheet style help" in ccm("deploy", "--help", cwd=home,
+                                                                     env=env_of(home)).stdout
 
 
 # --- as root: whose files are read ----------------------------------------------------------------
@@ -517,10 +515,10 @@ def test_as_root_only_root_owned_unwritable_files_are_read(home, change, reason)
     mark = home / "ran"
     path = write_plugin(home, "own", CONFIRM.replace("{MARK}", str(mark)).replace("name: danger", "name: own"))
     change(path)
-    r = ccm(home, "own", "wipe", "--no-prompt")
+    r = ccm("own", "wipe", "--no-prompt", cwd=home, env=env_of(home))
     assert not mark.exists()
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    listed = ccm(home, "--help")
+    listed = ccm("--help", cwd=home, env=env_of(home))
     assert listed.returncode == 0 and reason in listed.stderr and len(listed.stderr.splitlines()) == 1
 
 
@@ -529,7 +527,7 @@ def test_as_root_a_symlinked_plugin_file_is_not_followed(home):
     real = home / "elsewhere.yaml"
     real.write_text("name: link\n")
     os.symlink(real, plugin_dir(home) / "link-plugin.yaml")
-    r = ccm(home, "link")
+    r = ccm("link", cwd=home, env=env_of(home))
     assert r.returncode == 1 and "it is a symbolic link" in r.stderr
 
 
@@ -544,20 +542,20 @@ def test_built_in_commands_do_not_read_plugin_directories(home):
     assert r.stdout.splitlines()[-1] == "0 False", r.stderr
 
 
-
 def test_the_readme_example_plugin_loads_and_renders(home):
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     section = readme[readme.index("### CLI plugins"):]
     block = section[section.index("```yaml\n") + len("```yaml\n"):section.index("\n```\n")]
     (plugin_dir(home) / "deploy-plugin.yaml").write_text(block)
-    help_text = ccm(home, "deploy", "--help")
+    help_text = ccm("deploy", "--help", cwd=home, env=env_of(home))
     assert help_text.returncode == 0, help_text.stderr
     assert "deploy web [<flags>] <version>" in help_text.stdout and "deploy app [<flags>] <version>" in help_text.stdout
-    r = ccm(home, "deploy", "web", "1.2.3", "--env", "staging", "--no-prompt", BUILDER_DRY_RUN="1")
+    r = ccm("deploy", "web", "1.2.3", "--env", "staging", "--no-prompt", cwd=home,
+            env=env_of(home, BUILDER_DRY_RUN="1"))
     assert r.stdout == ">> deploying 1.2.3\n"
     assert r.stderr == ("would run: ccm apply /srv/ccm/web.yaml --fact app_version=1.2.3\n"
                         "environment: DEPLOY_ENV=staging\nccm: error: execution failed: dry run mode\n")
-    bad = ccm(home, "deploy", "web", "1.2.3;reboot", "--no-prompt", BUILDER_DRY_RUN="1")
+    bad = ccm("deploy", "web", "1.2.3;reboot", "--no-prompt", cwd=home, env=env_of(home, BUILDER_DRY_RUN="1"))
     assert bad.returncode == 1 and "did not pass the validation 'isShellSafe(value)'" in bad.stderr
 
 
@@ -573,7 +571,7 @@ def test_the_readme_example_plugin_loads_and_renders(home):
 def test_flags_argparse_could_not_express_are_refused_with_one_line(home, flags, problem):
     path = write_plugin(home, "odd", "name: odd\ndescription: d\ncommands:\n  - name: run\n    description: d\n"
                                      "    type: exec\n    command: echo\n    flags:\n" + flags)
-    r = ccm(home, "odd", "run")
+    r = ccm("odd", "run", cwd=home, env=env_of(home))
     assert r.returncode == 1 and r.stderr.startswith(f"ccm: error: plugin {path}: ") and problem in r.stderr
     assert len(r.stderr.splitlines()) == 1
 
@@ -582,8 +580,8 @@ def test_a_boolean_flag_from_the_environment_must_be_true_or_false(home):
     write_plugin(home, "envb", "name: envb\ndescription: d\ncommands:\n  - name: run\n    description: d\n"
                                "    type: exec\n    command: echo {{ .Flags.x }}\n    flags:\n"
                                "      - {name: x, description: x, bool: true, env: CCM_TEST_X}\n")
-    assert ccm(home, "envb", "run", CCM_TEST_X="true").stdout == "true\n"
-    r = ccm(home, "envb", "run", CCM_TEST_X="maybe")
+    assert ccm("envb", "run", cwd=home, env=env_of(home, CCM_TEST_X="true")).stdout == "true\n"
+    r = ccm("envb", "run", cwd=home, env=env_of(home, CCM_TEST_X="maybe"))
     assert (r.returncode, r.stderr) == (1, "error: flag --x: $CCM_TEST_X is 'maybe', not true or false\n")
 
 
@@ -635,14 +633,14 @@ def test_app_builder_template_functions(home):
               - {name: colour, description: c}
         """)
     (home / "word.txt").write_text("bird\n")
-    r = ccm(home, "req", "run")
+    r = ccm("req", "run", cwd=home, env=env_of(home))
     assert r.returncode == 1
     assert r.stderr.startswith("ccm: error: req run: template error: template: command:1:")
     assert r.stderr.endswith("error calling require: Password not set in the configuration\n")
     (plugin_dir(home) / "req-cfg.yaml").write_text("Password: pw\n")
-    r = ccm(home, "req", "run", "--colour", "red")
+    r = ccm("req", "run", "--colour", "red", cwd=home, env=env_of(home))
     assert (r.returncode, r.stdout) == (0, f"pw bird {home} {home} {plugin_dir(home)} red [1,2]\n"), r.stderr
-    assert ccm(home, "req", "run").stdout.endswith(" blue [1,2]\n")
+    assert ccm("req", "run", cwd=home, env=env_of(home)).stdout.endswith(" blue [1,2]\n")
 
 
 def test_ccm_manifest_run_lock_as_ccm_apply(home):
@@ -662,8 +660,8 @@ def test_ccm_manifest_run_lock_as_ccm_apply(home):
             type: ccm_manifest
             manifest: {manifest}
         """)
-    with GlobalLock("run", directory=str(home / "locks")).hold("a cron run"):
-        r = ccm(home, "site")
+    with GlobalLock("run", directory=env_of(home)["CCM_LOCK_DIR"]).hold("a cron run"):
+        r = ccm("site", cwd=home, env=env_of(home))
         assert r.returncode == EXIT_LOCKED and "holds the run lock" in r.stderr and not target.exists(), r.stderr
-        r = ccm(home, "site", "--noop")
+        r = ccm("site", "--noop", cwd=home, env=env_of(home))
         assert r.returncode == 0 and not target.exists(), r.stderr

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 
 @pytest.mark.parametrize("command,names", [
@@ -11,7 +12,7 @@ from tests.operator.helpers import ccm
     ("session", ["new (start, create)", "report"]),
 ])
 def test_command_alone_lists_its_subcommands(tmp_path, command, names):
-    r = ccm(tmp_path, command)
+    r = ccm(command, cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.splitlines()
     assert lines[0] == ("error: a subcommand from the list below is required, use --help for full help including "

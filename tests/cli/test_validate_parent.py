@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+from tests.kit import bare_env, ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -21,13 +20,6 @@ ccm:
     - exec:
         name: /bin/after
 """
-
-
-def ccm(cwd, *args):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
-           "XDG_CONFIG_HOME": str(cwd / "xdg")}
-    return subprocess.run([sys.executable, "-m", "ccm", "validate", *args], cwd=str(cwd), env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def child(tmp_path, *requires):
@@ -48,20 +40,20 @@ def warning(tmp_path, index, ref):
 
 def test_without_parent_references_outside_the_file_are_warnings_and_exit_0(tmp_path):
     child(tmp_path, "exec#/bin/parent", "exec#first")
-    r = ccm(tmp_path, "sub/child.yaml")
+    r = ccm("validate", "sub/child.yaml", cwd=tmp_path, env=bare_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert r.stdout == "sub/child.yaml: valid (3 resources, 2 warnings)\n"
     assert r.stderr.splitlines() == [warning(tmp_path, 1, "exec#/bin/parent"), warning(tmp_path, 2, "exec#first")]
-    doc = json.loads(ccm(tmp_path, "--json", "sub/child.yaml").stdout)
+    doc = json.loads(ccm("validate", "--json", "sub/child.yaml", cwd=tmp_path, env=bare_env(tmp_path)).stdout)
     assert doc["valid"] is True and doc["problems"] == [] and len(doc["warnings"]) == 2
 
 
 def test_with_parent_its_names_are_known_and_anything_else_is_a_problem(tmp_path):
     child(tmp_path, "exec#/bin/parent", "exec#first")
-    r = ccm(tmp_path, "sub/child.yaml", "--parent", "parent.yaml")
+    r = ccm("validate", "sub/child.yaml", "--parent", "parent.yaml", cwd=tmp_path, env=bare_env(tmp_path))
     assert (r.returncode, r.stdout, r.stderr) == (0, "sub/child.yaml: valid (3 resources)\n", "")
     child(tmp_path, "exec#/bin/after")   # declared by the parent after the apply: not there yet
-    r = ccm(tmp_path, "sub/child.yaml", "--parent", "parent.yaml")
+    r = ccm("validate", "sub/child.yaml", "--parent", "parent.yaml", cwd=tmp_path, env=bare_env(tmp_path))
     assert r.returncode == 1
     assert r.stderr.splitlines() == [
         f"{tmp_path}/sub/child.yaml: invalid manifest resource 1 (exec#/bin/c0): require: 'exec#/bin/after' "
@@ -71,7 +63,7 @@ def test_with_parent_its_names_are_known_and_anything_else_is_a_problem(tmp_path
 
 def test_a_reference_declared_later_in_the_same_file_stays_a_problem(tmp_path):
     child(tmp_path, "exec#/bin/later")
-    r = ccm(tmp_path, "sub/child.yaml")
+    r = ccm("validate", "sub/child.yaml", cwd=tmp_path, env=bare_env(tmp_path))
     assert r.returncode == 1
     assert "require: 'exec#/bin/later' names a resource not declared earlier in this manifest (it is declared " \
            "later, as resource 2: move it before this one)" in r.stderr
@@ -79,10 +71,10 @@ def test_a_reference_declared_later_in_the_same_file_stays_a_problem(tmp_path):
 
 def test_the_parent_itself_checks_its_children_strictly(tmp_path):
     child(tmp_path, "exec#/bin/after")
-    r = ccm(tmp_path, "parent.yaml")
+    r = ccm("validate", "parent.yaml", cwd=tmp_path, env=bare_env(tmp_path))
     assert r.returncode == 1 and "'exec#/bin/after' names a resource not declared earlier" in r.stderr
     child(tmp_path, "exec#first")
-    assert ccm(tmp_path, "parent.yaml").returncode == 0
+    assert ccm("validate", "parent.yaml", cwd=tmp_path, env=bare_env(tmp_path)).returncode == 0
 
 
 @pytest.mark.parametrize("args,message", [
@@ -90,5 +82,5 @@ def test_the_parent_itself_checks_its_children_strictly(tmp_path):
 ])
 def test_a_parent_that_does_not_load_is_an_error(tmp_path, args, message):
     child(tmp_path, "exec#/bin/parent")
-    r = ccm(tmp_path, "sub/child.yaml", *args)
+    r = ccm("validate", "sub/child.yaml", *args, cwd=tmp_path, env=bare_env(tmp_path))
     assert r.returncode == 1 and r.stderr.startswith(message), r.stderr

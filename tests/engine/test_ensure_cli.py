@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from tests.kit import ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -16,11 +17,6 @@ def ccm_env(tmp_path, **extra):
     env["TMPDIR"] = str(tmp_path)
     env.update(extra)
     return env
-
-
-def ccm(tmp_path, *args, stdin=None, **env):
-    return subprocess.run([sys.executable, "-m", "ccm", *args], cwd=str(tmp_path), env=ccm_env(tmp_path, **env),
-                          input=stdin, capture_output=True, text=True, timeout=60)
 
 
 def test_shell_session_script(tmp_path):
@@ -46,27 +42,28 @@ def test_shell_session_script(tmp_path):
 
 
 def test_ensure_exits_1_when_resource_failed(tmp_path):
-    r = ccm(tmp_path, "ensure", "exec", "/bin/false")
+    r = ccm("ensure", "exec", "/bin/false", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "exec#/bin/false failed" in r.stdout
-    r = ccm(tmp_path, "ensure", "exec", "/bin/true")
+    r = ccm("ensure", "exec", "/bin/true", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and "exec#/bin/true changed" in r.stdout
 
 
 def test_ensure_checks_before_running(tmp_path):
-    r = ccm(tmp_path, "ensure", "exec", "/bin/true", "--require", "file#/x")
+    r = ccm("ensure", "exec", "/bin/true", "--require", "file#/x", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "session store should be set when using requires" in r.stderr
-    r = ccm(tmp_path, "ensure", "--session", "", "exec", "/bin/true")
+    r = ccm("ensure", "--session", "", "exec", "/bin/true", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "session store should not be empty" in r.stderr
-    r = ccm(tmp_path, "ensure", "file", "/tmp/x", "--content", "a", "--source", "/etc/hostname")
+    r = ccm("ensure", "file", "/tmp/x", "--content", "a", "--source", "/etc/hostname", cwd=tmp_path,
+            env=ccm_env(tmp_path))
     assert r.returncode == 1 and "cannot specify both source and contents" in r.stderr
 
 
 def test_session_new_directory_is_created(tmp_path):
     target = tmp_path / "deep" / "sess"
-    r = ccm(tmp_path, "session", "new", "--directory", str(target))
+    r = ccm("session", "new", "--directory", str(target), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and r.stdout.strip() == f"export CCM_SESSION_STORE={target}"
     assert target.is_dir()
-    r = ccm(tmp_path, "session", "new", "--directory", str(target))
+    r = ccm("session", "new", "--directory", str(target), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "already exists" in r.stderr
 
 
@@ -75,7 +72,7 @@ def test_pipe_api_json_and_yaml(tmp_path):
     req = {"protocol": "io.choria.ccm.v1.resource.ensure.request", "type": "file",
            "properties": {"name": str(target), "ensure": "present", "content": "via pipe",
                           "owner": "root", "group": "root", "mode": "0644"}}
-    r = ccm(tmp_path, "ensure", "api", "pipe", stdin=json.dumps(req))
+    r = ccm("ensure", "api", "pipe", cwd=tmp_path, env=ccm_env(tmp_path), stdin=json.dumps(req))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["protocol"] == "io.choria.ccm.v1.resource.ensure.response"
@@ -83,7 +80,7 @@ def test_pipe_api_json_and_yaml(tmp_path):
     assert target.read_text() == "via pipe"
     yaml_req = "protocol: io.choria.ccm.v1.resource.ensure.request\ntype: file\nproperties:\n" \
                f"  - {target}:\n      ensure: present\n      content: via pipe\n      owner: root\n      group: root\n      mode: '0644'\n"
-    r = ccm(tmp_path, "ensure", "api", "pipe", "--yaml", stdin=yaml_req)
+    r = ccm("ensure", "api", "pipe", "--yaml", cwd=tmp_path, env=ccm_env(tmp_path), stdin=yaml_req)
     import yaml
 
     doc = yaml.safe_load(r.stdout)
@@ -94,7 +91,7 @@ def test_pipe_api_json_and_yaml(tmp_path):
                          (json.dumps({"protocol": req["protocol"], "type": "file"}), "missing properties in request"),
                          (json.dumps({"protocol": req["protocol"], "type": "file", "properties": {"name": "rel", "ensure": "present"}}),
                           "file path must be absolute")]:
-        r = ccm(tmp_path, "ensure", "api", "pipe", stdin=bad)
+        r = ccm("ensure", "api", "pipe", cwd=tmp_path, env=ccm_env(tmp_path), stdin=bad)
         assert r.returncode == 0 and message in json.loads(r.stdout)["error"], r.stdout
 
 
@@ -102,7 +99,8 @@ def test_pipe_records_in_session(tmp_path):
     sess = tmp_path / "s"
     sess.mkdir()
     req = {"protocol": "io.choria.ccm.v1.resource.ensure.request", "type": "exec", "properties": {"name": "/bin/true"}}
-    r = ccm(tmp_path, "ensure", "api", "pipe", stdin=json.dumps(req), CCM_SESSION_STORE=str(sess))
+    r = ccm("ensure", "api", "pipe", cwd=tmp_path, env=ccm_env(tmp_path, CCM_SESSION_STORE=str(sess)),
+            stdin=json.dumps(req))
     assert r.returncode == 0 and len(os.listdir(sess)) == 1
 
 
@@ -110,11 +108,11 @@ def test_status_file_json(tmp_path):
     f = tmp_path / "f"
     f.write_text("abc")
     os.chmod(f, 0o600)
-    r = ccm(tmp_path, "status", "file", str(f), "--json")
+    r = ccm("status", "file", str(f), "--json", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     meta = json.loads(r.stdout)
     assert meta["mode"] == "0600" and meta["checksum"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    r = ccm(tmp_path, "status", "exec", "x")
+    r = ccm("status", "exec", "x", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and "not supported yet" in r.stdout
 
 
@@ -125,11 +123,11 @@ def test_status_package_and_service_json(tmp_path):
         import pytest
 
         pytest.skip("no dpkg on this host")
-    r = ccm(tmp_path, "status", "package", "bash", "--json")
+    r = ccm("status", "package", "bash", "--json", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     meta = json.loads(r.stdout)
     assert meta["name"] == "bash" and meta["provider"] == "apt" and meta["version"][0].isdigit()
-    r = ccm(tmp_path, "status", "package", "ccm-not-installed-xyz", "--json")
+    r = ccm("status", "package", "ccm-not-installed-xyz", "--json", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0 and json.loads(r.stdout)["version"] == "absent"
-    r = ccm(tmp_path, "status", "scaffold", "/x")
+    r = ccm("status", "scaffold", "/x", cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "unsupported resource type scaffold" in r.stderr

@@ -7,7 +7,7 @@ from ccm.model.events import ResourceState
 from ccm.model.resource import Field, Plan, TypeLogic
 from ccm.registry import Registry, TypeSpec
 from ccm.resources import properties as P
-from tests import fakes
+from tests import kit
 
 
 class Widget:
@@ -61,8 +61,8 @@ def world():
     registry = Registry({})
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "tests.engine.test_flow"
-    registry.register(fakes.StaticFactory("widget", "fake", provider))
-    mgr = fakes.manager(registry=registry, data={"enabled": True, "n": 3})
+    registry.register(kit.StaticFactory("widget", "fake", provider))
+    mgr = kit.manager(log_level=None, registry=registry, data={"enabled": True, "n": 3})
     return mgr, spec, provider
 
 
@@ -170,8 +170,8 @@ def test_no_suitable_provider_is_a_failed_event():
     registry = Registry({})
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "x"
-    registry.register(fakes.StaticFactory("widget", "fake", Widget(), usable=False))
-    mgr = fakes.manager(registry=registry)
+    registry.register(kit.StaticFactory("widget", "fake", Widget(), usable=False))
+    mgr = kit.manager(log_level=None, registry=registry)
     ev = mgr.apply_resource(props(spec, name="a", ensure="on"))
     assert ev.failed and ev.errors == ["no suitable provider found"]
 
@@ -182,9 +182,9 @@ def test_registry_priority_and_forced_provider():
     registry._types["widget"] = spec
     registry._type_paths["widget"] = "x"
     slow, fast, other = Widget(), Widget(), Widget()
-    registry.register(fakes.StaticFactory("widget", "slow", slow, priority=5))
-    registry.register(fakes.StaticFactory("widget", "fast", fast, priority=1))
-    registry.register(fakes.StaticFactory("widget", "tie", other, priority=1))
+    registry.register(kit.StaticFactory("widget", "slow", slow, priority=5))
+    registry.register(kit.StaticFactory("widget", "fast", fast, priority=1))
+    registry.register(kit.StaticFactory("widget", "tie", other, priority=1))
     assert registry.select("widget", {}, props(spec, name="a", ensure="on")).name == "fast"
     assert registry.select("widget", {}, props(spec, name="a", ensure="on", provider="slow")).name == "slow"
     from ccm.model.errors import NoSuitableProvider
@@ -193,7 +193,7 @@ def test_registry_priority_and_forced_provider():
     with pytest.raises(NoSuitableProvider, match="provider not found"):
         registry.select("widget", {}, props(spec, name="a", ensure="on", provider="nope"))
     with pytest.raises(DuplicateProvider):
-        registry.register(fakes.StaticFactory("widget", "fast", fast))
+        registry.register(kit.StaticFactory("widget", "fast", fast))
 
 
 def test_unknown_property_rejected_with_resource_and_key(world):

@@ -21,7 +21,8 @@ from ccm.model.events import EventRecord, TransactionEvent
 from ccm.resources import flowevents
 from ccm.resources.flowevents import LazyEvent, LazyRecord, plain_event
 from tests import twins
-from tests.kit_extra import build, make_manager, output
+from tests import kit
+from tests.kit import build, output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MYGROUP = grp.getgrgid(os.getgid()).gr_name
@@ -34,7 +35,7 @@ def _file_props(tmp_path, manager=None, **extra):
     raw = {"name": str(target), "ensure": "present", "content": "hello\n", "mode": "0644", "owner": ME,
            "group": MYGROUP}
     raw.update(extra)
-    return build(manager or make_manager(), "file", raw)
+    return build(manager or kit.manager(), "file", raw)
 
 
 def _manifest(root):
@@ -67,7 +68,7 @@ def _runs(root, keep):
     manifest = _manifest(root)
     out = []
     for _ in range(2):   # first, then steady
-        m = make_manager()
+        m = kit.manager()
         m.session.keep_events = keep
         result = m.execute(load_manifest(str(manifest), m))
         kept = [re.sub(str(root), "ROOT", repr((isinstance(e, TransactionEvent), e.type, e.name, e.alias, e.changed,
@@ -101,7 +102,7 @@ def test_the_switch_picks_the_plain_twin():
 
 
 def test_properties_are_the_rendered_ones_made_once(tmp_path):
-    manager = make_manager()
+    manager = kit.manager()
     _spec, props = _file_props(tmp_path, manager, alias="motd", content="changed\n")
     eager = props.to_dict()
     event = manager.apply_resource(props)
@@ -141,7 +142,7 @@ def test_a_lazy_event_holds_what_its_plain_twin_holds(tmp_path):
 
 
 def test_redacted_values_stay_redacted():
-    _spec, props = build(make_manager(), "archive", {
+    _spec, props = build(kit.manager(), "archive", {
         "name": "/tmp/never/x.tgz", "ensure": "present", "url": "https://user:pw@example.com/x.tgz", "password": "pw",
         "username": "user", "checksum": "0" * 64, "owner": ME, "group": MYGROUP})
     for event in _begun(props):

@@ -12,7 +12,7 @@ from ccm.manager import Manager
 from ccm.model.errors import ManifestError, ValidationError
 from ccm.model.manager import RunManager
 from ccm.resources import ownership
-from tests import fakes
+from tests import kit
 
 
 def _file(path: str, content: str = "x") -> dict:
@@ -24,7 +24,7 @@ def _file(path: str, content: str = "x") -> dict:
 
 
 def test_ensure_validates_runs_and_records(tmp_path):
-    m = fakes.manager()
+    m = kit.manager(log_level=None)
     target = tmp_path / "a.txt"
     event = m.ensure("file", _file(str(target), "hello"))
     assert event.changed and not event.failed
@@ -33,7 +33,7 @@ def test_ensure_validates_runs_and_records(tmp_path):
 
 
 def test_ensure_rejects_bad_properties_before_running(tmp_path):
-    m = fakes.manager()
+    m = kit.manager(log_level=None)
     with pytest.raises(ValidationError) as err:
         m.ensure("file", dict(_file(str(tmp_path / "b")), bogus=1))
     assert "file#" in str(err.value) and "bogus" in str(err.value)
@@ -42,7 +42,7 @@ def test_ensure_rejects_bad_properties_before_running(tmp_path):
 
 
 def test_status_goes_through_type_logic(tmp_path):
-    m = fakes.manager()
+    m = kit.manager(log_level=None)
     target = tmp_path / "c.txt"
     target.write_text("abc")
     state = m.status("file", str(target))
@@ -56,7 +56,7 @@ def test_apply_loads_and_executes_a_manifest(tmp_path):
     spec = _file(str(target), "from manifest")
     name = spec.pop("name")
     manifest.write_text(json.dumps({"ccm": {"resources": [{"file": [{name: spec}]}]}}))
-    m = fakes.manager()
+    m = kit.manager(log_level=None)
     result = m.apply(str(manifest), noop=True)
     assert not result.failed and not target.exists()   # noop for this run only
     assert m.noop is False
@@ -68,11 +68,11 @@ def test_apply_rejects_before_running(tmp_path):
     manifest = tmp_path / "bad.yaml"
     manifest.write_text("ccm:\n  resources:\n    - file:\n        - /x:\n            nope: 1\n")
     with pytest.raises(ManifestError):
-        fakes.manager().apply(str(manifest))
+        kit.manager(log_level=None).apply(str(manifest))
 
 
 def test_child_shares_collaborators_and_owns_run_settings():
-    m = fakes.manager(data={"a": 1})
+    m = kit.manager(log_level=None, data={"a": 1})
     log = m.user_log.bind(worker="w")
     kid = m.child(noop=True, working_dir="/tmp", user_log=log)
     for attr in ("runner", "registry", "metrics", "session", "environ", "publisher"):
@@ -121,14 +121,14 @@ def test_owner_lookups_last_one_run(tmp_path):
     me = pwd.getpwuid(os.getuid()).pw_name
     assert ownership.uid_for(me) == os.getuid()
     assert ownership._ids._maps["uid"].get(me) == os.getuid()
-    fakes.manager().ensure("file", _file(str(tmp_path / "d")))   # a new run starts: cache cleared
+    kit.manager(log_level=None).ensure("file", _file(str(tmp_path / "d")))   # a new run starts: cache cleared
     assert ownership._ids._maps["uid"].get(me) in (None, os.getuid())
     ownership.clear_id_cache()
     assert ownership._ids._maps["uid"] == {}
 
 
 def test_manager_satisfies_run_manager_contract():
-    m = fakes.manager()
+    m = kit.manager(log_level=None)
     contract = [n for n in dir(RunManager) if not n.startswith("_")] + list(RunManager.__annotations__)
     missing = [n for n in contract if not hasattr(m, n)]
     assert not missing

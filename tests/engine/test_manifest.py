@@ -11,6 +11,7 @@ import pytest
 
 from ccm.cli.main import main
 from ccm.registry import reset
+from tests.kit import ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -226,7 +227,7 @@ def test_python_m_ccm_and_help_do_not_import_engine():
             " 'nats', 'prometheus_client') if m in sys.modules]; print(heavy); sys.exit(rc)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip().endswith("[]"), r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-m", "ccm", "--version"], cwd=ROOT, capture_output=True, text=True)
+    r = ccm("--version", cwd=ROOT)
     from ccm import __version__
 
     assert r.stdout.split()[0] == __version__

@@ -15,7 +15,8 @@ from ccm.fsafe import DIRECT
 from ccm.model.provider import ProviderFactory
 from ccm.model.run import NO_PUBLISHER, Publisher, Publishers, Run, combine
 from ccm.registry import Registry
-from tests.kit_extra import make_manager, output
+from tests import kit
+from tests.kit import output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -69,7 +70,7 @@ def test_combine_leaves_out_the_default_and_flattens_composites():
 def test_a_composite_tells_events_to_those_that_hear_them_and_the_end_to_all():
     calls = []
     both = combine(Recorder("a", calls), EndOnly("b", calls))
-    m = make_manager()
+    m = kit.manager()
     run = m.single_run()
 
     class E:
@@ -86,7 +87,7 @@ def test_a_composite_tells_events_to_those_that_hear_them_and_the_end_to_all():
 
 
 def test_a_child_run_is_one_level_deeper_and_shares_cache_diff_and_publisher():
-    m = make_manager()
+    m = kit.manager()
     publisher, cache = Recorder(), object()
     top = Run(log=m.user_log, sink=DIRECT, cache=cache, diff=True, publisher=publisher, chain=("/top.yaml",),
               source="top.yaml")
@@ -101,7 +102,7 @@ def test_a_child_run_is_one_level_deeper_and_shares_cache_diff_and_publisher():
 
 def test_publishers_hear_every_event_nested_ones_too_and_one_end_per_top_level_run(tmp_path):
     calls = []
-    m = make_manager()
+    m = kit.manager()
     m.add_publisher(Recorder("manager", calls))
     top = load_manifest(str(_nested(tmp_path)), m)
     result = m.execute(top, publisher=Recorder("run", calls))
@@ -120,7 +121,7 @@ def test_publishers_hear_every_event_nested_ones_too_and_one_end_per_top_level_r
 
 
 def test_a_publisher_can_fail_an_event_before_it_is_logged_and_recorded(tmp_path):
-    m = make_manager()
+    m = kit.manager()
     top = load_manifest(str(_nested(tmp_path)), m)
     result = m.execute(top, publisher=Recorder(fail=str(tmp_path / "t2")))
     failed = [e for e in result.events if e.failed]
@@ -132,7 +133,7 @@ def test_a_publisher_can_fail_an_event_before_it_is_logged_and_recorded(tmp_path
 def test_a_run_leaves_the_manager_as_it_was(tmp_path):
     """No per-run setting is stored on the manager, not even for the run's duration:
     every attribute holds the same object before and after runs with every option."""
-    m = make_manager()
+    m = kit.manager()
     top = load_manifest(str(_nested(tmp_path)), m)
     before = dict(vars(m))
     log = m.user_log
@@ -146,7 +147,7 @@ def test_a_run_leaves_the_manager_as_it_was(tmp_path):
 
 
 def test_a_quiet_run_logs_nothing_and_the_next_run_logs_again(tmp_path):
-    m = make_manager()
+    m = kit.manager()
     top = load_manifest(str(_nested(tmp_path)), m)
     m.execute(top, quiet=True)
     assert output(m) == ""
@@ -206,7 +207,7 @@ def test_each_gate_of_the_flow_is_honoured_with_or_without_templates(tmp_path, t
     assert set(gated) == set(_GATES)
     path = tmp_path / "m.yaml"
     path.write_text("ccm:\n  resources:\n" + bad + "".join(gated[k] for k in _GATES) + _file(tmp_path / "p", "p"))
-    m = make_manager()
+    m = kit.manager()
     manifest = load_manifest(str(path), m)
     manifest.template_free = template_free
     result = m.execute(manifest)

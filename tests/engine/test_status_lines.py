@@ -139,7 +139,7 @@ def test_status_line_text():
     assert log.stream.getvalue().splitlines() == [
         " INFO  file#/etc/motd stable ensure=present runtime=0s provider=posix",
         " WARN  file#/etc/motd changed ensure=present runtime=0s provider=posix",
-        " INFO  file#motd (alias) stable ensure=present runtime=0s provider=posix",
+        " INFO  file#motd (/etc/motd) stable ensure=present runtime=0s provider=posix",
         " INFO  file#/etc/motd stable ensure=present runtime=1.234s provider=posix",
         " INFO  file#/etc/motd stable ensure=present runtime=0s provider=posix noop=true",
         " ERROR file#/etc/motd skipped due to unmet requirement ensure=present runtime=0s provider=posix"
@@ -155,7 +155,7 @@ def test_status_lines_show_control_characters_escaped():
         log_event(log, event)
     assert log.stream.getvalue().splitlines() == [
         " INFO  file#/tmp/a\\x1b[2J\\rb\\nc\\x9b stable ensure=present runtime=0s provider=posix",
-        " INFO  file#m\\x07\\n (alias) stable ensure=present runtime=0s provider=posix",
+        " INFO  file#m\\x07\\n (/etc/motd) stable ensure=present runtime=0s provider=posix",
         " INFO  package#zsh stable ensure=5.9\\x1b[31m runtime=0s provider=posix",
         " ERROR file#/tmp/\\x1b[1A failed ensure=present runtime=0s provider=posix errors=boom\\x1b[2K",
         "stderr:",   # a failure's own structure keeps its lines; what a command printed is indented

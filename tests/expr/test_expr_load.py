@@ -9,7 +9,8 @@ import pytest
 
 from ccm.expr.validators import VALIDATORS
 from ccm.model.errors import ValidationError
-from tests.kit_extra import make_manager, run
+from tests import kit
+from tests.kit import run
 
 
 def _file(path: str, content: str, **extra: object) -> dict:
@@ -32,7 +33,7 @@ def _file(path: str, content: str, **extra: object) -> dict:
 ])
 def test_manifest_with_new_builtins_loads_and_renders(tmp_path, content: str, want: str) -> None:
     target = tmp_path / "out.txt"
-    m = make_manager(data={"m": {"k": "v"}})
+    m = kit.manager(data={"m": {"k": "v"}})
     ev = run(m, "file", _file(str(target), content))
     assert not ev.failed, ev.errors
     assert target.read_text() == want
@@ -40,7 +41,7 @@ def test_manifest_with_new_builtins_loads_and_renders(tmp_path, content: str, wa
 
 def test_control_may_use_let_and_dates(tmp_path) -> None:
     target = tmp_path / "out.txt"
-    m = make_manager()
+    m = kit.manager()
     control = {"if": 'let age = now() - date("2000-01-01"); age > duration("24h")'}
     ev = run(m, "file", _file(str(target), "x", control=control))
     assert not ev.failed, ev.errors
@@ -53,7 +54,7 @@ def test_control_may_use_let_and_dates(tmp_path) -> None:
 ])
 def test_did_you_mean_offers_the_builtin(tmp_path, source: str, hint: str) -> None:
     with pytest.raises(ValidationError) as info:
-        make_manager().prepare("file", _file(str(tmp_path / "x"), source))
+        kit.manager().prepare("file", _file(str(tmp_path / "x"), source))
     assert hint in str(info.value)
 
 
@@ -61,7 +62,7 @@ def test_did_you_mean_offers_the_builtin(tmp_path, source: str, hint: str) -> No
 def test_did_you_mean_never_offers_a_validator(tmp_path, source: str) -> None:
     """Validators (isDuration, is_ipv4 ...) exist upstream only inside @validate annotations."""
     with pytest.raises(ValidationError) as info:
-        make_manager().prepare("file", _file(str(tmp_path / "x"), source))
+        kit.manager().prepare("file", _file(str(tmp_path / "x"), source))
     message = str(info.value)
     assert "unknown function" in message
     hint = re.search(r"did you mean `(\w+)`", message)

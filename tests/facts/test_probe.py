@@ -26,6 +26,15 @@ def dirs(tmp_path, monkeypatch):
     return system, user / "choria" / "ccm"
 
 
+@pytest.fixture
+def gathers(monkeypatch):
+    """Every full gather of the system's facts (``ccm.facts.gather``), as it happens."""
+    seen = []
+    real = ccm.facts.gather
+    monkeypatch.setattr(ccm.facts, "gather", lambda: seen.append(1) or real())
+    return seen
+
+
 def _cache(extra=None, facts=None):
     return FactsCache(facts, extra or {}, NoopMetrics())
 
@@ -35,10 +44,10 @@ def _gathered(extra):
     return value_at(_cache(extra).get(), FAMILY)
 
 
-def test_the_platform_family_without_a_gather_is_the_gathered_one(dirs, monkeypatch):
+def test_the_platform_family_without_a_gather_is_the_gathered_one(dirs, monkeypatch, gathers):
     cache = _cache()
     value = cache.probe(FAMILY)
-    assert cache._facts is None   # nothing gathered
+    assert gathers == []   # nothing gathered
     assert value == _gathered({}) and value   # this host has one (/etc/os-release)
     calls = []
     monkeypatch.setattr(ccm.facts, "probe_system", lambda path: calls.append(path) or (True, "x"))
@@ -58,14 +67,14 @@ def test_the_platform_family_without_a_gather_is_the_gathered_one(dirs, monkeypa
     ({"host": {"info": {"platformFamily": ["a"]}}}, {"host": {"info": {"platformFamily": ["b"]}}}, True),
     ({"host": {"info": {"platformFamily": {"k": 1}}}}, {}, True),                   # maps merge: gathered
 ])
-def test_each_layer_as_the_merge_has_it(dirs, extra, files, expected_gather):
+def test_each_layer_as_the_merge_has_it(dirs, gathers, extra, files, expected_gather):
     _system, user = dirs
     if files:
         (user / "facts.json").write_text(json.dumps(files))
     cache = _cache(extra)
     value = cache.probe(FAMILY)
+    assert bool(gathers) == expected_gather
     assert value == _gathered(extra)
-    assert (cache._facts is not None) == expected_gather
 
 
 def test_given_or_gathered_facts_are_read_as_they_are(dirs):
@@ -77,10 +86,11 @@ def test_given_or_gathered_facts_are_read_as_they_are(dirs):
     assert cache.probe(("cpu", "info")) == facts["cpu"]["info"]   # no cheap source: the facts
 
 
-def test_a_fact_without_a_cheap_source_is_gathered(dirs):
+def test_a_fact_without_a_cheap_source_is_gathered(dirs, gathers):
     cache = _cache()
-    assert cache.probe(("cpu", "info")) == value_at(cache.get(), ("cpu", "info"))
-    assert cache._facts is not None
+    value = cache.probe(("cpu", "info"))
+    assert gathers == [1]
+    assert value == value_at(cache.get(), ("cpu", "info")) and gathers == [1]   # gathered once
     assert ccm.facts.probe_system(("host", "platformFamily")) == (True, None)   # the host family is only info
     assert ccm.facts.probe_system(("network", "interfaces")) == (False, None)
 
@@ -94,15 +104,15 @@ def test_the_view_probes_through_its_owner_until_resolved():
     assert LazyMapping(lambda: {"a": 2}).probe(("a",)) == 2
 
 
-def test_the_package_tie_is_broken_without_gathering_every_fact(dirs, monkeypatch):
+def test_the_package_tie_is_broken_without_gathering_every_fact(dirs, monkeypatch, gathers):
     from ccm.resources.package import apt, dnf
-    from tests.kit_extra import make_manager
+    from tests import kit
 
     monkeypatch.setattr(apt, "on_path", lambda t: True)
     monkeypatch.setattr(dnf, "on_path", lambda t: True)
     for family, want in (("rhel", "dnf"), ("debian", "apt")):
-        m = make_manager()
+        m = kit.manager()
         props = m.prepare("package", {"name": "zsh", "ensure": "present"})   # (a template environment: facts)
         m._facts_cache = FactsCache(None, {"host": {"info": {"platformFamily": family}}}, NoopMetrics())   # --fact
         assert m.registry.select("package", m.facts_view(), props).name == want
-        assert m._facts_cache._facts is None   # no gather
+        assert gathers == []   # no gather

@@ -8,7 +8,7 @@ import os
 import sys
 
 import pytest
-from natsfixture import ccm
+from tests.kit import ROOT, ccm
 
 from ccm.agent.config import ConfigError, parse_config
 from ccm.fleet.config import ReportConfig
@@ -42,18 +42,19 @@ def test_agent_reports_each_apply_and_says_whether_it_was_delivered(tmp_path, en
                                30)
         report = st["manifests"][0]["report"]
         assert report["delivered"] is False and "ccm report init" in report["error"]
-        assert ccm(["report", "init"], env).returncode == 0
+        assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
         manifest(tmp_path / "m.yaml", out, "two")          # a change: the agent applies again
         st = agent.wait_status(lambda s: s["manifests"][0]["report"]["delivered"] is True, 30)
         assert st["manifests"][0]["report"] == {"delivered": True, "queued": 0, "dropped": 0, "error": None}
         assert (out / "f.txt").read_text() == "two"
     finally:
         assert agent.stop() == 0
-    history = json.loads(ccm(["report", "show", os.uname().nodename, "--history", "5", "--json"], env).stdout)
+    history = json.loads(ccm("report", "show", os.uname().nodename, "--history", "5", "--json", env=env,
+                             cwd=ROOT).stdout)
     runs = history["reports"]
     assert len(runs) == 2 and all(r["labels"] == {"role": "agent", "dc": "ams1"} for r in runs)
     assert runs[0]["manifest"]["source"] == m and all(r["resources"][0]["outcome"] == "changed" for r in runs)
-    fleet = json.loads(ccm(["report", "fleet", "--json", "--label", "role=agent"], env).stdout)
+    fleet = json.loads(ccm("report", "fleet", "--json", "--label", "role=agent", env=env, cwd=ROOT).stdout)
     assert [h["hostname"] for h in fleet["hosts"]] == [os.uname().nodename]
 
 

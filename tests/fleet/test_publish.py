@@ -9,7 +9,8 @@ import sys
 import time
 
 import pytest
-from natsfixture import Sniffer, ccm, free_port, run_js
+from natsfixture import Sniffer, free_port, run_js
+from tests.kit import ROOT, ccm
 
 from ccm.fleet import STREAM
 from ccm.fleet.subjects import instance_token
@@ -37,7 +38,7 @@ def manifest(tmp_path, *, fail=True, name="m.yaml", extra=""):
 def apply(tmp_path, env, path, *extra, kind="jetstream", timeout=60.0):
     args = ["apply", "--no-report", str(path), "--publish-report", kind, *extra]
     started = time.monotonic()
-    r = ccm(args, env, cwd=tmp_path, timeout=timeout)
+    r = ccm(*args, env=env, cwd=tmp_path, timeout=timeout)
     r.elapsed = time.monotonic() - started   # type: ignore[attr-defined]
     return r
 
@@ -68,7 +69,7 @@ def test_a_run_before_init_is_queued_and_delivered_first_once_the_stream_exists(
     assert "report queued (1 waiting" in first.stderr and "ccm report init" in first.stderr
     assert json.loads((tmp_path / "last.json").read_text())["report_delivered"] is False
     assert len(queued(state_dir)) == 1
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     second = apply(tmp_path, env, path, "--last-run", str(tmp_path / "last.json"), "--fact", "role=web")
     assert second.returncode == 1 and "report" not in second.stderr, second.stderr
     assert json.loads((tmp_path / "last.json").read_text())["report_delivered"] is True
@@ -89,7 +90,7 @@ def test_a_run_before_init_is_queued_and_delivered_first_once_the_stream_exists(
 
 
 def test_the_nats_publisher_and_a_clean_run(tmp_path, env, nats_server):
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     r = apply(tmp_path, env, manifest(tmp_path, fail=False), "--detailed-exit-codes", kind="nats")
     assert r.returncode == 2 and r.stderr == "", r.stderr
     (subject, doc, headers), = stored(nats_server.url)
@@ -104,7 +105,7 @@ def test_a_down_server_costs_the_run_little_and_the_report_is_queued(tmp_path, e
 
     write_context(str(cfg), "CCM", {"url": f"nats://127.0.0.1:{free_port()}"})
     down["XDG_CONFIG_HOME"] = str(cfg)
-    plain = ccm(["apply", "--no-report", str(path)], down, cwd=tmp_path)
+    plain = ccm("apply", "--no-report", str(path), env=down, cwd=tmp_path)
     r = apply(tmp_path, down, path)
     assert plain.returncode == r.returncode == 0
     assert "report queued (1 waiting" in r.stderr and "could not connect to nats://127.0.0.1:" in r.stderr
@@ -129,7 +130,7 @@ def test_the_queue_is_bounded_oldest_dropped_first(tmp_path, env, nats_server, s
     r = apply(tmp_path, small, path)
     assert "report queue full: dropped the 1 oldest report(s) (3 dropped in all)" in r.stderr, r.stderr
     nats_server.start()
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     assert apply(tmp_path, small, path).stderr == ""
     msgs = stored(nats_server.url)
     assert len(msgs) == 3 and [d["start"] for _, d, _ in msgs] == sorted(d["start"] for _, d, _ in msgs)
@@ -143,7 +144,7 @@ def test_the_queue_is_bounded_oldest_dropped_first(tmp_path, env, nats_server, s
 ])
 def test_hostile_labels_are_refused_nothing_is_published_and_the_exit_code_stands(tmp_path, env, nats_server,
                                                                                   state_dir, fact, named):
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     with Sniffer(nats_server.url, SUBJECTS) as sniffer:
         r = apply(tmp_path, env, manifest(tmp_path), "--fact", fact)
     assert r.returncode == 1   # the failing resource's, as without reporting
@@ -155,7 +156,7 @@ def test_hostile_labels_are_refused_nothing_is_published_and_the_exit_code_stand
 
 def test_sensitive_values_never_reach_the_report(tmp_path, env, nats_server):
     canary = "canary-Rq93kz"
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     path = tmp_path / "m.yaml"
     path.write_text(f"""
 data:
@@ -184,7 +185,7 @@ ccm:
 
 
 def test_nested_applies_fold_into_the_parents_report(tmp_path, env, nats_server):
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     child = manifest(tmp_path, name="child.yaml")
     parent = tmp_path / "parent.yaml"
     parent.write_text(f"ccm:\n  resources:\n    - apply:\n        - {child}: {{}}\n")
@@ -197,7 +198,7 @@ def test_nested_applies_fold_into_the_parents_report(tmp_path, env, nats_server)
 
 
 def test_a_steady_publish_imports_neither_nats_nor_asyncio(tmp_path, env, nats_server):
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     path = manifest(tmp_path, fail=False)
     code = ("import sys; from ccm.cli.main import main; rc = main(['apply', '--no-report', %r, '--publish-report',"
             " 'jetstream']); print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('nats', 'asyncio')))"
@@ -231,7 +232,7 @@ def test_the_fast_path_and_the_reference_publish_the_same_messages(tmp_path, env
         with pytest.raises(NoStream):
             p.send(subject, f"id-{client}", body, time.monotonic() + 3)
         p.close()
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
     for client in ("wire", "nats-py"):
         for kind in ("jetstream", "nats"):
             p = publisher(client, kind)

@@ -18,7 +18,8 @@ import zlib
 
 import pytest
 from fleetreports import report
-from natsfixture import ccm, run_js
+from natsfixture import run_js
+from tests.kit import ROOT, ccm
 
 pytestmark = [pytest.mark.report_html, pytest.mark.nats]
 
@@ -67,7 +68,7 @@ def png_colours(path: str) -> int:
 
 @pytest.fixture
 def page(tmp_path, env, nats_server):
-    assert ccm(["report", "init"], env).returncode == 0
+    assert ccm("report", "init", env=env, cwd=ROOT).returncode == 0
 
     async def fn(nc):
         js = nc.jetstream()
@@ -80,7 +81,7 @@ def page(tmp_path, env, nats_server):
             await js.publish(subject, body)
     run_js(nats_server.url, fn)
     path = tmp_path / "fleet.html"
-    r = ccm(["report", "fleet", "--stale", "2h", "--html", str(path)], env)
+    r = ccm("report", "fleet", "--stale", "2h", "--html", str(path), env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return str(path)
 

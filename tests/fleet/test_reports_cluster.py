@@ -16,7 +16,8 @@ import time
 import pytest
 from fleetreports import make_env
 from loadgen import Fleet, hostname
-from natsfixture import ccm, run_js
+from natsfixture import run_js
+from tests.kit import ROOT, ccm
 import test_cluster_faults  # noqa: E402  (its 3-node cluster fixture, reused)
 
 from ccm.fleet import STREAM
@@ -61,7 +62,7 @@ def stream_leader(urls):
 
 def test_a_node_killed_while_1000_hosts_publish_loses_and_duplicates_nothing(tmp_path, cluster):
     env = make_env(tmp_path, cluster.urls, str(tmp_path / "state"))
-    r = ccm(["report", "init", "--replicas", "3"], env)
+    r = ccm("report", "init", "--replicas", "3", env=env, cwd=ROOT)
     assert r.returncode == 0 and "replicas=3" in r.stdout, r.stderr
     fleet = Fleet(HOSTS, 1, failing=HOSTS // 20, state_root=str(tmp_path / "hosts"), environ=env)
     victim = next(s for s in cluster.servers if s.name == stream_leader(cluster.urls))
@@ -92,8 +93,8 @@ def test_a_node_killed_while_1000_hosts_publish_loses_and_duplicates_nothing(tmp
     assert all(len(set(ids)) == 2 for ids in by_host.values()), "every run's report, queued ones included"
     assert duplicates == 0
 
-    out = ccm(["report", "fleet", "--json"], make_env(tmp_path / "survivors", survivors, str(tmp_path / "s2")),
-              timeout=120)
+    out = ccm("report", "fleet", "--json", env=make_env(tmp_path / "survivors", survivors, str(tmp_path / "s2")),
+              cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     names = [h["hostname"] for h in doc["hosts"]]

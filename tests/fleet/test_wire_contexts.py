@@ -10,7 +10,8 @@ import os
 from typing import Dict, Iterator
 
 import pytest
-from natsfixture import Server, ccm, write_context
+from natsfixture import Server, write_context
+from tests.kit import ROOT, ccm
 from pki import make_pki
 
 pytestmark = pytest.mark.nats
@@ -37,13 +38,13 @@ def tls(pki: Dict[str, str], extra: str = "") -> str:
 
 def round_trip(tmp_path, env: Dict[str, str], context: str) -> None:
     """init (nats-py), a run's report (the fast path), then the fleet read (the fast path)."""
-    assert ccm(["report", "init", "--context", context], env).returncode == 0
+    assert ccm("report", "init", "--context", context, env=env, cwd=ROOT).returncode == 0
     manifest = tmp_path / "m.yaml"
     manifest.write_text("ccm:\n  resources:\n    - exec:\n        - /bin/true: {}\n")
-    r = ccm(["apply", "--no-report", str(manifest), "--context", context, "--publish-report", "jetstream"], env,
+    r = ccm("apply", "--no-report", str(manifest), "--context", context, "--publish-report", "jetstream", env=env,
             cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    doc = json.loads(ccm(["report", "fleet", "--json", "--context", context], env).stdout)
+    doc = json.loads(ccm("report", "fleet", "--json", "--context", context, env=env, cwd=ROOT).stdout)
     assert [h["hostname"] for h in doc["hosts"]] == [os.uname().nodename]
 
 
@@ -75,7 +76,7 @@ def test_token_and_password_contexts_and_a_refused_login(tmp_path, env, state_di
         round_trip(tmp_path, env, "upkeys")
         write_context(cfg, "bad", {"url": s.url, "user": "carol", "password": "pw-wrong"})
         manifest = tmp_path / "m.yaml"
-        r = ccm(["apply", "--no-report", str(manifest), "--context", "bad", "--publish-report", "jetstream"], env,
+        r = ccm("apply", "--no-report", str(manifest), "--context", "bad", "--publish-report", "jetstream", env=env,
                 cwd=tmp_path)
         assert r.returncode == 0 and len(r.stderr.splitlines()) == 1, r.stderr
         assert "report queued" in r.stderr and "uthorization" in r.stderr and "pw-" not in r.stderr
@@ -93,8 +94,8 @@ def test_inbox_prefix_under_permissions_and_a_refused_subject(tmp_path, env, sta
         write_context(cfg, "inbox", {"url": s.url, "user": "ib", "password": "ib-pw", "inbox_prefix": "_CCM_IN"})
         round_trip(tmp_path, env, "inbox")
         write_context(cfg, "deny", {"url": s.url, "user": "deny", "password": "deny-pw"})
-        r = ccm(["apply", "--no-report", str(tmp_path / "m.yaml"), "--context", "deny", "--publish-report",
-                 "jetstream"], env, cwd=tmp_path)
+        r = ccm("apply", "--no-report", str(tmp_path / "m.yaml"), "--context", "deny", "--publish-report", "jetstream",
+                env=env, cwd=tmp_path)
         assert r.returncode == 0 and len(r.stderr.splitlines()) == 1, r.stderr
         assert "report refused" in r.stderr and "ermissions" in r.stderr and "deny-pw" not in r.stderr
         assert not [n for n in os.listdir(os.path.join(state_dir, "reports")) if n.endswith(".report")]

@@ -13,7 +13,7 @@ from ccm.healthcheck.nagios import default_name, status_for_exit, summary_line
 from ccm.metrics import Metrics
 from ccm.model.events import CRITICAL, OK, UNKNOWN, WARNING, SessionSummary
 from ccm.model.resource import COMMON_FIELDS, Properties
-from tests import fakes
+from tests import kit
 
 
 def script(tmp_path, name, body):
@@ -25,7 +25,7 @@ def script(tmp_path, name, body):
 
 @pytest.fixture
 def mgr():
-    m = fakes.manager(metrics=Metrics(), data={"port": 8080})
+    m = kit.manager(log_level=None, metrics=Metrics(), data={"port": 8080})
     return m
 
 
@@ -38,7 +38,7 @@ def run(mgr, *checks):
 
 
 def output(mgr):
-    return mgr.output.getvalue().splitlines()
+    return kit.output(mgr).splitlines()
 
 
 @pytest.mark.parametrize("code,status", [(0, OK), (1, WARNING), (2, CRITICAL), (3, UNKNOWN), (4, UNKNOWN), (255, UNKNOWN)])
@@ -185,7 +185,7 @@ def test_goss_retries(mgr, tmp_path):
 def test_event_and_summary_through_the_resource_flow(tmp_path):
     from ccm.resources import properties as P
 
-    mgr = fakes.manager(metrics=Metrics())
+    mgr = kit.manager(log_level=None, metrics=Metrics())
     spec = mgr.registry.spec("file")
     path = tmp_path / "motd"
     bad = script(tmp_path, "check_motd", 'echo "CRITICAL - motd is stale"\nexit 2\n')

@@ -230,11 +230,6 @@ def write_context(config_home: str, name: str, doc: Dict[str, Any]) -> str:
     return path
 
 
-def ccm(args: List[str], env: Dict[str, str], cwd: Any = None, timeout: float = 60.0,
-        **kw: Any) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "ccm", *args], env=env, cwd=str(cwd or ROOT),
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
-
 
 class Sniffer:
     """Every message a server carries on ``subject`` (default: all), seen by a real subscriber.

@@ -13,7 +13,8 @@ import threading
 import time
 
 import pytest
-from natsfixture import Cluster, Server, ccm, run_js, write_context
+from natsfixture import Cluster, Server, run_js, write_context
+from tests.kit import ROOT, ccm
 from test_nats_features import GROUP, OWNER, bundle, kv_put, obj_put
 
 pytestmark = pytest.mark.nats_cluster
@@ -71,7 +72,7 @@ def stream_leader(urls, stream):
 
 def test_sigkill_of_the_meta_and_stream_leader_mid_run(tmp_path, cluster):
     env = env_for(tmp_path, cluster.urls)
-    r = ccm(["registration", "init", "--replicas", "3", "--max-age", "1h"], env)
+    r = ccm("registration", "init", "--replicas", "3", "--max-age", "1h", env=env, cwd=ROOT)
     assert r.returncode == 0 and "replicas=3" in r.stdout, r.stderr
     out = tmp_path / "out"
     out.mkdir()
@@ -81,8 +82,8 @@ def test_sigkill_of_the_meta_and_stream_leader_mid_run(tmp_path, cluster):
 
     def apply(n):
         started = time.monotonic()
-        r = ccm(["apply", "--no-report", "obj://MANIFESTS/site.tar.gz", "--hiera", "kv://CFG/data",
-                 "--publish-registrations", "jetstream", "--fact", f"n={n}"], env, cwd=tmp_path, timeout=120)
+        r = ccm("apply", "--no-report", "obj://MANIFESTS/site.tar.gz", "--hiera", "kv://CFG/data",
+                "--publish-registrations", "jetstream", "--fact", f"n={n}", env=env, cwd=tmp_path, timeout=120)
         return r, time.monotonic() - started
 
     results = {}
@@ -95,7 +96,7 @@ def test_sigkill_of_the_meta_and_stream_leader_mid_run(tmp_path, cluster):
         results[n] = apply(n)
     survivors = ",".join(s.url for s in cluster.servers if s is not victim)
     survivor_env = env_for(tmp_path / "survivors", survivors)
-    doc = json.loads(ccm(["registration", "query", "prod", "http", "web", "--json"], survivor_env).stdout)
+    doc = json.loads(ccm("registration", "query", "prod", "http", "web", "--json", env=survivor_env, cwd=ROOT).stdout)
     assert sorted(d["address"] for d in doc) == sorted(f"10.2.0.{n}" for n in range(1, 11))
 
     victim.start()                                         # same port and store: it must catch up
@@ -114,7 +115,8 @@ def test_sigkill_of_the_meta_and_stream_leader_mid_run(tmp_path, cluster):
         caught_up = info.leader == victim.name or (peer is not None and peer.current and not peer.lag)
         time.sleep(0.3)
     assert caught_up, "restarted node did not catch up"
-    doc = json.loads(ccm(["registration", "query", "--json"], env_for(tmp_path / "victim", victim.url)).stdout)
+    doc = json.loads(ccm("registration", "query", "--json", env=env_for(tmp_path / "victim", victim.url),
+                         cwd=ROOT).stdout)
     assert len(doc) == 14
     slowest = max(t for _, t in results.values())
     assert slowest < 40
@@ -156,7 +158,7 @@ def test_obj_apply_survives_sigkill_of_the_meta_and_stream_leader_repeatedly(tmp
     import subprocess
 
     env = env_for(tmp_path, cluster.urls)
-    r = ccm(["registration", "init", "--replicas", "3", "--max-age", "1h"], env)
+    r = ccm("registration", "init", "--replicas", "3", "--max-age", "1h", env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out"
     out.mkdir()
@@ -175,7 +177,7 @@ def test_obj_apply_survives_sigkill_of_the_meta_and_stream_leader_repeatedly(tmp
         command = appliers[n % len(appliers)]
         started = time.monotonic()
         if command is None:
-            r = ccm(args, env, cwd=tmp_path, timeout=120)
+            r = ccm(*args, env=env, cwd=tmp_path, timeout=120)
         else:
             r = subprocess.run(command + args, env=env, cwd=str(tmp_path), capture_output=True, text=True,
                                timeout=120, stdin=subprocess.DEVNULL)
@@ -186,7 +188,7 @@ def test_obj_apply_survives_sigkill_of_the_meta_and_stream_leader_repeatedly(tmp
         victim.start()                                          # same port and store: it catches up
         cluster.wait_current(victim, STREAMS)
     assert len({name for _, name, *_ in results}) >= 2   # leadership really moved between kills
-    doc = json.loads(ccm(["registration", "query", "prod", "http", "web", "--json"], env).stdout)
+    doc = json.loads(ccm("registration", "query", "prod", "http", "web", "--json", env=env, cwd=ROOT).stdout)
     assert sorted(d["address"] for d in doc) == sorted(f"10.2.0.{n}" for n in range(1, KILLS + 1))
     for n, name, pyz, rc, spent, _ in results:
         print(f"kill {n}: {name} (meta and {len(STREAMS)} stream leader), apply {'pyz' if pyz else 'venv'} "
@@ -232,7 +234,7 @@ def test_single_server_stopped_and_restarted_mid_run(tmp_path):
             + "    - file:\n" + f("during", "{{ kvGet('APP', 'k') }}") + f("plain", "plain")
             + f"    - exec:\n        - start:\n            command: \"{wait('start', 'started')}\"\n"
             + "    - file:\n" + f("after", "{{ kvGet('APP', 'k') }}"))
-        r = ccm(["apply", str(manifest)], env, cwd=tmp_path, timeout=60)
+        r = ccm("apply", str(manifest), env=env, cwd=tmp_path, timeout=60)
         thread.join(5)
         assert files["before"].read_text() == "v" and files["after"].read_text() == "v"
         assert files["plain"].read_text() == "plain" and not files["during"].exists()
@@ -260,7 +262,7 @@ def test_mute_server_gives_bounded_failures_in_an_apply(tmp_path):
             f"        - {ok}:\n            ensure: present\n            owner: {OWNER}\n            group: {GROUP}\n"
             "            mode: \"0644\"\n            content: fine\n")
         started = time.monotonic()
-        r = ccm(["apply", str(manifest)], env, cwd=tmp_path, timeout=60)
+        r = ccm("apply", str(manifest), env=env, cwd=tmp_path, timeout=60)
         assert time.monotonic() - started < 10
         assert r.returncode == 1 and ok.read_text() == "fine"
         assert "timeout" in r.stdout + r.stderr

@@ -14,7 +14,8 @@ import time
 from typing import Dict, Iterator, List
 
 import pytest
-from natsfixture import Server, ccm, write_context
+from natsfixture import Server, write_context
+from tests.kit import ROOT, ccm
 from pki import make_pki
 
 pytestmark = pytest.mark.nats
@@ -43,18 +44,18 @@ def _tls_server(tmp_path, pki: Dict[str, str], name: str, extra: str = "") -> "c
 
 def _round_trip(env: Dict[str, str], context: str) -> None:
     """init + create + query through ``context``: the connection works end to end."""
-    r = ccm(["registration", "init", "--context", context], env)
+    r = ccm("registration", "init", "--context", context, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    r = ccm(["registration", "create", "--context", context, "--cluster", "c", "--service", "s", "--protocol", "tcp",
-             "--address", "10.0.0.1", "--port", "22"], env)
+    r = ccm("registration", "create", "--context", context, "--cluster", "c", "--service", "s", "--protocol", "tcp",
+            "--address", "10.0.0.1", "--port", "22", env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(ccm(["registration", "query", "--context", context, "--json"], env).stdout)
+    doc = json.loads(ccm("registration", "query", "--context", context, "--json", env=env, cwd=ROOT).stdout)
     assert [(d["service"], d["port"]) for d in doc] == [("s", 22)]
 
 
 def _fails_with_one_line(env: Dict[str, str], context: str, *, must: List[str], never: List[str] = ()) -> str:
     started = time.monotonic()
-    r = ccm(["registration", "query", "--context", context], env)
+    r = ccm("registration", "query", "--context", context, env=env, cwd=ROOT)
     took = time.monotonic() - started
     assert r.returncode == 1, r.stdout + r.stderr
     assert took < 5, f"took {took:.1f}s"
@@ -182,7 +183,7 @@ def test_a_refused_publish_fails_the_resource_with_both_publishers(tmp_path, nat
     with _server(tmp_path, "deny", conf) as server:
         cfg = nats_env["XDG_CONFIG_HOME"]
         write_context(cfg, "CCM", {"url": server.url, "user": "pub", "password": "pub-pw"})
-        assert ccm(["registration", "init"], nats_env).returncode == 0
+        assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
         manifest = tmp_path / "m.yaml"
         manifest.write_text("ccm:\n  resources:\n    - exec:\n        - denied:\n            command: /bin/true\n"
                             "            register_when_stable:\n              - {cluster: prod, service: web, "
@@ -192,11 +193,11 @@ def test_a_refused_publish_fails_the_resource_with_both_publishers(tmp_path, nat
                             "protocol: http, address: 10.0.0.2, port: 80, priority: 1}\n")
         for publisher in ("nats", "jetstream"):
             started = time.monotonic()
-            r = ccm(["apply", "--publish-registrations", publisher, str(manifest)], nats_env, cwd=tmp_path)
+            r = ccm("apply", "--publish-registrations", publisher, str(manifest), env=nats_env, cwd=tmp_path)
             assert time.monotonic() - started < 10
             assert r.returncode == 1, r.stdout + r.stderr
             assert "exec#denied failed" in r.stdout and "exec#allowed failed" not in r.stdout, r.stdout
             assert "permissions violation for publish to" in r.stdout, r.stdout
             assert "pub-pw" not in r.stdout + r.stderr
-        doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
+        doc = json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)
         assert [d["cluster"] for d in doc] == ["dev"]

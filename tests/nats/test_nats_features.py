@@ -8,7 +8,8 @@ import threading
 import time
 
 import pytest
-from natsfixture import ccm, run_js, write_context
+from natsfixture import run_js, write_context
+from tests.kit import ROOT, ccm
 from test_remote import bundle  # noqa: F401 - a gzipped tar from {name: text} (shared helper)
 
 pytestmark = pytest.mark.nats
@@ -83,7 +84,7 @@ def test_context_resolution_rules(tmp_path):
 def test_cli_fails_fast_with_one_line_when_server_is_down(tmp_path, nats_env):
     write_context(nats_env["XDG_CONFIG_HOME"], "down", {"url": "nats://127.0.0.1:1,nats://bob:hunter2@127.0.0.1:2"})
     started = time.monotonic()
-    r = ccm(["registration", "query", "--context", "down"], nats_env)
+    r = ccm("registration", "query", "--context", "down", env=nats_env, cwd=ROOT)
     assert time.monotonic() - started < 5
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
@@ -98,7 +99,7 @@ def test_server_that_never_answers_times_out(tmp_path, nats_env):
     try:
         write_context(nats_env["XDG_CONFIG_HOME"], "mute", {"url": f"nats://127.0.0.1:{sock.getsockname()[1]}"})
         started = time.monotonic()
-        r = ccm(["registration", "query", "--context", "mute"], nats_env)
+        r = ccm("registration", "query", "--context", "mute", env=nats_env, cwd=ROOT)
         assert time.monotonic() - started < 5
         assert r.returncode == 1 and "timeout" in r.stderr and "'mute'" in r.stderr
     finally:
@@ -111,12 +112,12 @@ def test_auth_failure_names_context_not_credentials(tmp_path, nats_env):
     server = Server(str(tmp_path / "auth"), "auth", config='authorization { user: alice, password: "rightpw" }\n').start()
     try:
         write_context(nats_env["XDG_CONFIG_HOME"], "auth", {"url": server.url, "user": "alice", "password": "wrongpw"})
-        r = ccm(["registration", "query", "--context", "auth"], nats_env)
+        r = ccm("registration", "query", "--context", "auth", env=nats_env, cwd=ROOT)
         assert r.returncode == 1
         assert "authorization" in r.stderr.lower() and "'auth'" in r.stderr
         assert "wrongpw" not in r.stderr + r.stdout and "alice" not in r.stderr
         write_context(nats_env["XDG_CONFIG_HOME"], "good", {"url": server.url, "user": "alice", "password": "rightpw"})
-        ok = ccm(["registration", "init", "--context", "good"], nats_env)
+        ok = ccm("registration", "init", "--context", "good", env=nats_env, cwd=ROOT)
         assert ok.returncode == 0, ok.stderr
     finally:
         server.stop()
@@ -187,11 +188,11 @@ def test_importing_and_plain_runs_do_not_import_nats(tmp_path, nats_env):
 # --- registration ------------------------------------------------------------------------
 
 def test_registration_cli_round_trip(nats_server, nats_env):
-    assert ccm(["registration", "init", "--replicas", "6"], nats_env).stderr.strip().endswith(
+    assert ccm("registration", "init", "--replicas", "6", env=nats_env, cwd=ROOT).stderr.strip().endswith(
         "replicas must be between 1 and 5")
-    r = ccm(["registration", "init", "--max-age", "5m"], nats_env)
+    r = ccm("registration", "init", "--max-age", "5m", env=nats_env, cwd=ROOT)
     assert r.returncode == 0 and "Registration stream ready stream=REGISTRATION" in r.stdout, r.stderr
-    assert ccm(["registration", "init", "--max-age", "5m"], nats_env).returncode == 0   # idempotent
+    assert ccm("registration", "init", "--max-age", "5m", env=nats_env, cwd=ROOT).returncode == 0   # idempotent
 
     async def info(nc):
         return await nc.jetstream().stream_info("REGISTRATION")
@@ -200,13 +201,13 @@ def test_registration_cli_round_trip(nats_server, nats_env):
     assert cfg.max_msgs_per_subject == 1 and cfg.max_age == 300 and cfg.subject_delete_marker_ttl == 300
     assert cfg.subjects == ["choria.ccm.registration.v1.>"]
 
-    assert ccm(["r", "q"], nats_env).stdout == "No results found\n"
+    assert ccm("r", "q", env=nats_env, cwd=ROOT).stdout == "No results found\n"
     for addr, port in (("10.0.0.6", 80), ("10.0.0.5", 8080), ("10.0.0.5", 443)):
-        r = ccm(["reg", "create", "--cluster", "prod", "--service", "web", "--protocol", "http", "--address", addr,
-                 "--port", str(port), "-A", "version=1.2.3", "--ttl", "1h"], nats_env)
+        r = ccm("reg", "create", "--cluster", "prod", "--service", "web", "--protocol", "http", "--address", addr,
+                "--port", str(port), "-A", "version=1.2.3", "--ttl", "1h", env=nats_env, cwd=ROOT)
         assert r.returncode == 0 and "Registration entry created cluster=prod" in r.stdout, r.stderr
-    r = ccm(["registration", "c", "--cluster", "dev", "--service", "db", "--protocol", "tcp", "--address", "::1",
-             "--port", "5432", "--ttl", "never"], nats_env)
+    r = ccm("registration", "c", "--cluster", "dev", "--service", "db", "--protocol", "tcp", "--address", "::1",
+            "--port", "5432", "--ttl", "never", env=nats_env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
 
     async def last(nc):
@@ -216,31 +217,31 @@ def test_registration_cli_round_trip(nats_server, nats_env):
     assert json.loads(msg.data) == {"cluster": "dev", "service": "db", "protocol": "tcp", "address": "::1",
                                     "port": 5432, "priority": 100, "ttl": "never"}
 
-    doc = json.loads(ccm(["registration", "query", "prod", "*", "web", "--json"], nats_env).stdout)
+    doc = json.loads(ccm("registration", "query", "prod", "*", "web", "--json", env=nats_env, cwd=ROOT).stdout)
     assert [(d["address"], d["port"]) for d in doc] == [("10.0.0.5", 443), ("10.0.0.5", 8080), ("10.0.0.6", 80)]
     assert doc[0]["ttl"] == "1h0m0s" and doc[0]["annotations"] == {"version": "1.2.3"}
-    text = ccm(["registration", "query"], nats_env).stdout
+    text = ccm("registration", "query", env=nats_env, cwd=ROOT).stdout
     assert text.count("Service: web @ prod") == 1 and text.count("Service: db @ dev") == 1
     assert "   Annotations:\n                version: 1.2.3\n" in text
-    assert "- address: 10.0.0.5" in ccm(["registration", "query", "--yaml"], nats_env).stdout
+    assert "- address: 10.0.0.5" in ccm("registration", "query", "--yaml", env=nats_env, cwd=ROOT).stdout
 
     rm = ["registration", "rm", "--cluster", "prod", "--service", "web", "--protocol", "http",
           "--address", "10.0.0.6", "--port", "80"]
-    r = ccm(rm, nats_env)
+    r = ccm(*rm, env=nats_env, cwd=ROOT)
     assert r.returncode == 1 and "not removed" in r.stderr
-    assert len(json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)) == 4
-    r = ccm(rm + ["--force"], nats_env)
+    assert len(json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)) == 4
+    r = ccm(*(rm + ["--force"]), env=nats_env, cwd=ROOT)
     assert r.returncode == 0 and "Registration entry removed" in r.stdout, r.stderr
-    doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
+    doc = json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)
     assert len(doc) == 3 and "10.0.0.6" not in [d["address"] for d in doc]
     # removed already, or never there: not found, exit 1 (it used to say "removed", exit 0)
     for args in (rm, rm[:-1] + ["81"]):
-        r = ccm(args + ["--force"], nats_env)
+        r = ccm(*(args + ["--force"]), env=nats_env, cwd=ROOT)
         assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
         assert r.stderr == (f"ccm: error: registration entry prod/web/http at 10.0.0.6:{args[-1]} not found "
                             "in stream REGISTRATION\n")
-    assert len(json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)) == 3
-    r = ccm(rm + ["--force", "-R", "NOSUCH"], nats_env)
+    assert len(json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)) == 3
+    r = ccm(*(rm + ["--force", "-R", "NOSUCH"]), env=nats_env, cwd=ROOT)
     assert (r.returncode, r.stderr) == (1, "ccm: error: could not remove registration: stream NOSUCH not found\n")
 
 
@@ -248,10 +249,10 @@ def test_watch_reports_register_and_remove(nats_server, nats_env):
     import subprocess
     import sys
 
-    assert ccm(["registration", "init"], nats_env).returncode == 0
+    assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
     create = ["registration", "create", "--cluster", "dev", "--service", "web", "--protocol", "http",
               "--address", "10.0.0.9", "--port", "80"]
-    assert ccm(create, nats_env).returncode == 0
+    assert ccm(*create, env=nats_env, cwd=ROOT).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "ccm", "registration", "watch", "--json"], env=nats_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
@@ -261,8 +262,8 @@ def test_watch_reports_register_and_remove(nats_server, nats_env):
         deadline = time.monotonic() + 10
         while not lines and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert ccm(create[:-1] + ["81"], nats_env).returncode == 0
-        assert ccm(["registration", "rm", "--force"] + create[2:], nats_env).returncode == 0
+        assert ccm(*(create[:-1] + ["81"]), env=nats_env, cwd=ROOT).returncode == 0
+        assert ccm(*(["registration", "rm", "--force"] + create[2:]), env=nats_env, cwd=ROOT).returncode == 0
         while len(lines) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
@@ -285,25 +286,25 @@ def test_kv_hiera_source_for_hiera_parse_and_apply(tmp_path, nats_server, nats_e
         "gone": "x: 1",
     })
     kv_put(nats_server.url, "CFG", {"gone": None})
-    r = ccm(["hiera", "parse", "kv://CFG/yaml"], nats_env)
+    r = ccm("hiera", "parse", "kv://CFG/yaml", env=nats_env, cwd=ROOT)
     assert r.returncode == 0 and json.loads(r.stdout) == {"name": "web", "port": 8080}, r.stderr
-    assert json.loads(ccm(["hiera", "parse", "kv://CFG/json"], nats_env).stdout) == {"port": 9090}
-    r = ccm(["hiera", "parse", "kv://CFG/invalid"], nats_env)
+    assert json.loads(ccm("hiera", "parse", "kv://CFG/json", env=nats_env, cwd=ROOT).stdout) == {"port": 9090}
+    r = ccm("hiera", "parse", "kv://CFG/invalid", env=nats_env, cwd=ROOT)
     assert r.returncode == 1 and 'key "port" failed validation' in r.stderr
     for src, message in (("kv://CFG/gone", "kv CFG#gone is not a put operation"),
                          ("kv://CFG/nokey", 'could not get key "nokey" from bucket "CFG"'),
                          ("kv://NOPE/x", 'could not access KV bucket "NOPE"')):
-        r = ccm(["hiera", "parse", src], nats_env)
+        r = ccm("hiera", "parse", src, env=nats_env, cwd=ROOT)
         assert r.returncode == 1 and message in r.stderr, r.stderr
 
     out = tmp_path / "out.txt"
     manifest = tmp_path / "m.yaml"
     manifest.write_text("data:\n  port: 1\nccm:\n  resources:\n    - file:\n        - %s:\n"
                         "            ensure: present\n            owner: %s\n            group: %s\n            mode: \"0644\"\n            content: \"port={{ Data.port }}\"\n" % (out, OWNER, GROUP))
-    r = ccm(["apply", "--no-report", "--hiera", "kv://CFG/yaml", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", "--no-report", "--hiera", "kv://CFG/yaml", str(manifest), env=nats_env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_text() == "port=8080"
-    r = ccm(["ensure", "file", str(out), "--hiera", "kv://CFG/json", "--content", "p={{ Data.port }}"], nats_env,
+    r = ccm("ensure", "file", str(out), "--hiera", "kv://CFG/json", "--content", "p={{ Data.port }}", env=nats_env,
             cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_text() == "p=9090"
@@ -352,7 +353,7 @@ ccm:
             source: {d}
             engine: go
 """)
-    r = ccm(["apply", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", str(manifest), env=nats_env, cwd=tmp_path)
     assert f1.read_text() == "expr=hello fleet"
     assert f2.read_text() == "jet=hello fleet"
     assert (target / "go.txt").read_text() == "go=8080"
@@ -368,16 +369,16 @@ def test_apply_obj_bundle(tmp_path, nats_server, nats_env):
                    % (out, OWNER, GROUP), "site/extra.txt": "from"})
     obj_put(nats_server.url, "MANIFESTS", "web.tar.gz", data)
     before = set(os.listdir("/tmp"))
-    r = ccm(["apply", "obj://MANIFESTS/web.tar.gz"], nats_env, cwd=tmp_path)
+    r = ccm("apply", "obj://MANIFESTS/web.tar.gz", env=nats_env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_text() == "from bundle"
     assert not [n for n in set(os.listdir("/tmp")) - before if n.startswith("manifest-")]
-    r = ccm(["apply", "obj://MANIFESTS/none.tar.gz"], nats_env, cwd=tmp_path)
+    r = ccm("apply", "obj://MANIFESTS/none.tar.gz", env=nats_env, cwd=tmp_path)
     assert r.returncode == 1 and "object 'none.tar.gz' not found" in r.stderr
-    r = ccm(["apply", "obj://NOBUCKET/web.tar.gz"], nats_env, cwd=tmp_path)
+    r = ccm("apply", "obj://NOBUCKET/web.tar.gz", env=nats_env, cwd=tmp_path)
     assert r.returncode == 1 and "bucket 'NOBUCKET' not found" in r.stderr
     obj_put(nats_server.url, "MANIFESTS", "plain.tar.gz", b"not a tarball")
-    r = ccm(["apply", "obj://MANIFESTS/plain.tar.gz"], nats_env, cwd=tmp_path)
+    r = ccm("apply", "obj://MANIFESTS/plain.tar.gz", env=nats_env, cwd=tmp_path)
     assert r.returncode == 1 and "unzip failed" in r.stderr
 
 
@@ -413,16 +414,16 @@ ccm:
 
 
 def test_apply_publish_registrations_gate_and_wire_format(tmp_path, nats_server, nats_env):
-    assert ccm(["registration", "init"], nats_env).returncode == 0
+    assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
     manifest = tmp_path / "m.yaml"
     manifest.write_text(REG_MANIFEST.format(n=1))
-    r = ccm(["apply", str(manifest)], nats_env, cwd=tmp_path)          # no flag: nothing published
-    assert ccm(["registration", "query"], nats_env).stdout == "No results found\n"
-    ccm(["apply", "--noop", "--publish-registrations", "jetstream", str(manifest)], nats_env, cwd=tmp_path)
-    assert ccm(["registration", "query"], nats_env).stdout == "No results found\n"
-    r = ccm(["apply", "--publish-registrations", "jetstream", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", str(manifest), env=nats_env, cwd=tmp_path)          # no flag: nothing published
+    assert ccm("registration", "query", env=nats_env, cwd=ROOT).stdout == "No results found\n"
+    ccm("apply", "--noop", "--publish-registrations", "jetstream", str(manifest), env=nats_env, cwd=tmp_path)
+    assert ccm("registration", "query", env=nats_env, cwd=ROOT).stdout == "No results found\n"
+    r = ccm("apply", "--publish-registrations", "jetstream", str(manifest), env=nats_env, cwd=tmp_path)
     assert r.returncode == 1   # the broken exec failed
-    doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
+    doc = json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)
     assert doc == [{"cluster": "prod", "service": "web", "protocol": "http", "address": "10.1.0.1", "port": 8080,
                     "priority": 10, "annotations": {"host": "8080-1"}, "ttl": "1h0m0s"}]
 
@@ -433,8 +434,8 @@ def test_apply_publish_registrations_gate_and_wire_format(tmp_path, nats_server,
     assert msg.headers["Nats-Expected-Stream"] == "REGISTRATION"
 
     manifest.write_text(REG_MANIFEST.format(n=2))
-    r = ccm(["apply", "--publish-registrations", "nats", str(manifest)], nats_env, cwd=tmp_path)
-    doc = json.loads(ccm(["registration", "query", "prod", "http", "web", "--json"], nats_env).stdout)
+    r = ccm("apply", "--publish-registrations", "nats", str(manifest), env=nats_env, cwd=tmp_path)
+    doc = json.loads(ccm("registration", "query", "prod", "http", "web", "--json", env=nats_env, cwd=ROOT).stdout)
     assert [d["address"] for d in doc] == ["10.1.0.1", "10.1.0.2"]
 
 
@@ -461,17 +462,17 @@ ccm:
             register_when_stable:
               - {{cluster: prod, service: web, protocol: http, address: 10.0.0.1, port: {port}, priority: 1}}
 """)
-    r = ccm(["apply", "--publish-registrations", "jetstream", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", "--publish-registrations", "jetstream", str(manifest), env=nats_env, cwd=tmp_path)
     assert r.returncode == 1 and not marker.exists()
     assert "registration is invalid: " + message in r.stderr, r.stderr
     assert "exec#second" in r.stderr
 
 
 def test_registrations_template_function_and_file_sd(tmp_path, nats_server, nats_env):
-    assert ccm(["registration", "init"], nats_env).returncode == 0
+    assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
     for addr, port, svc in (("10.0.0.2", 9090, "prometheus"), ("10.0.0.1", 8080, "prometheus"), ("10.0.0.3", 80, "web")):
-        assert ccm(["registration", "create", "--cluster", "dev", "--service", svc, "--protocol", "tcp",
-                    "--address", addr, "--port", str(port), "--priority", "6"], nats_env).returncode == 0
+        assert ccm("registration", "create", "--cluster", "dev", "--service", svc, "--protocol", "tcp", "--address",
+                   addr, "--port", str(port), "--priority", "6", env=nats_env, cwd=ROOT).returncode == 0
     (tmp_path / "lb.jet").write_text('[[ range _, e := registrations("dev", "tcp", "*", "*") ]]'
                                      "[[ e.Address ]]:[[ e.Port ]] w[[ 256 - e.Priority ]]\n[[ end ]]")
     sd, lb, n = (tmp_path / x for x in ("sd.json", "lb.txt", "n.txt"))
@@ -499,7 +500,7 @@ ccm:
             mode: "0644"
             content: "{{{{ len(registrations('*', '*', '*', '*')) }}}}"
 """)
-    r = ccm(["apply", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", str(manifest), env=nats_env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(sd.read_text()) == [{"labels": {"cluster": "dev", "protocol": "tcp", "service": "prometheus"},
                                            "targets": ["10.0.0.1:8080", "10.0.0.2:9090"]}]
@@ -529,7 +530,7 @@ ccm:
             content: fine
 """)
     started = time.monotonic()
-    r = ccm(["apply", str(manifest)], nats_env, cwd=tmp_path)
+    r = ccm("apply", str(manifest), env=nats_env, cwd=tmp_path)
     assert time.monotonic() - started < 8
     assert r.returncode == 1 and ok.read_text() == "fine" and not bad.exists()
     assert "nats://127.0.0.1:1" in r.stdout + r.stderr and "'CCM'" in r.stdout + r.stderr
@@ -570,18 +571,19 @@ def test_jetstream_domain_from_the_context_is_honoured(tmp_path, nats_env):
     server = Server(str(tmp_path / "dom"), "dom", config="jetstream { domain: hub }\n").start()
     try:
         write_context(nats_env["XDG_CONFIG_HOME"], "hub", {"url": server.url, "jetstream_domain": "hub"})
-        assert ccm(["registration", "init", "--context", "hub"], nats_env).returncode == 0
-        r = ccm(["registration", "create", "--context", "hub", "--cluster", "c", "--service", "s", "--protocol", "p",
-                 "--address", "10.0.0.1", "--port", "1"], nats_env)
+        assert ccm("registration", "init", "--context", "hub", env=nats_env, cwd=ROOT).returncode == 0
+        r = ccm("registration", "create", "--context", "hub", "--cluster", "c", "--service", "s", "--protocol", "p",
+                "--address", "10.0.0.1", "--port", "1", env=nats_env, cwd=ROOT)
         assert r.returncode == 0, r.stderr
-        assert json.loads(ccm(["registration", "query", "--context", "hub", "--json"], nats_env).stdout)[0]["port"] == 1
+        assert json.loads(ccm("registration", "query", "--context", "hub", "--json", env=nats_env,
+                              cwd=ROOT).stdout)[0]["port"] == 1
 
         async def via_domain(nc):
             return await nc.jetstream(domain="hub").stream_info("REGISTRATION")
         assert run_js(server.url, via_domain).state.messages == 1
         write_context(nats_env["XDG_CONFIG_HOME"], "wrong", {"url": server.url, "jetstream_domain": "elsewhere"})
         env = dict(nats_env, CCM_NATS_RETRY_SECONDS="1")
-        r = ccm(["registration", "query", "--context", "wrong"], env)
+        r = ccm("registration", "query", "--context", "wrong", env=env, cwd=ROOT)
         assert r.returncode == 1 and "could not query registrations" in r.stderr
     finally:
         server.stop()
@@ -591,7 +593,7 @@ def test_watch_reports_max_age_expiry(nats_server, nats_env):
     import subprocess
     import sys
 
-    assert ccm(["registration", "init", "--max-age", "1s"], nats_env).returncode == 0
+    assert ccm("registration", "init", "--max-age", "1s", env=nats_env, cwd=ROOT).returncode == 0
     proc = subprocess.Popen([sys.executable, "-m", "ccm", "registration", "watch", "--json"], env=nats_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     lines = []
@@ -599,8 +601,8 @@ def test_watch_reports_max_age_expiry(nats_server, nats_env):
         reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
         reader.start()
         time.sleep(1.0)
-        assert ccm(["registration", "create", "--cluster", "dev", "--service", "tmp", "--protocol", "tcp",
-                    "--address", "10.0.0.7", "--port", "7"], nats_env).returncode == 0
+        assert ccm("registration", "create", "--cluster", "dev", "--service", "tmp", "--protocol", "tcp", "--address",
+                   "10.0.0.7", "--port", "7", env=nats_env, cwd=ROOT).returncode == 0
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and not any('"remove"' in x for x in lines):
             time.sleep(0.1)
@@ -612,4 +614,4 @@ def test_watch_reports_max_age_expiry(nats_server, nats_env):
     assert events[-1] == {"action": "remove", "reason": "MaxAge",
                           "entry": {"cluster": "dev", "service": "tmp", "protocol": "tcp", "address": "10.0.0.7",
                                     "port": None, "priority": 0}}
-    assert ccm(["registration", "query"], nats_env).stdout == "No results found\n"
+    assert ccm("registration", "query", env=nats_env, cwd=ROOT).stdout == "No results found\n"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from natsfixture import Sniffer, ccm, run_js
+from natsfixture import Sniffer, run_js
+from tests.kit import ROOT, ccm
 
 pytestmark = pytest.mark.nats
 
@@ -54,12 +55,13 @@ def _leaks(text: str) -> bool:
 
 @pytest.mark.parametrize("publisher", ["jetstream", "nats"])
 def test_sensitive_values_are_never_published(tmp_path, nats_server, nats_env, publisher):
-    assert ccm(["registration", "init"], nats_env).returncode == 0
+    assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
     manifest = tmp_path / "m.yaml"
     manifest.write_text(MANIFEST)
     with Sniffer(nats_server.url) as sniffer:
-        r = ccm(["apply", "--publish-registrations", publisher, str(manifest)], nats_env, cwd=tmp_path)
-        ccm(["registration", "query", "--json"], nats_env)   # a round trip: everything published has arrived
+        r = ccm("apply", "--publish-registrations", publisher, str(manifest), env=nats_env, cwd=tmp_path)
+        ccm("registration", "query", "--json", env=nats_env,
+            cwd=ROOT)   # a round trip: everything published has arrived
     output = r.stdout + r.stderr
     assert r.returncode == 1, output
     assert "annotation 'key' holds a value marked @sensitive" in output, output
@@ -68,7 +70,7 @@ def test_sensitive_values_are_never_published(tmp_path, nats_server, nats_env, p
     seen = sniffer.text()
     assert "choria.ccm.registration.v1.prod.http.web.10_1_0_1." in seen       # the sniffer sees publishing
     assert not _leaks(seen), [m for m in sniffer.messages if _leaks(repr(m))]
-    doc = json.loads(ccm(["registration", "query", "--json"], nats_env).stdout)
+    doc = json.loads(ccm("registration", "query", "--json", env=nats_env, cwd=ROOT).stdout)
     assert [d["service"] for d in doc] == ["web"]
 
     async def count(nc):
@@ -78,7 +80,7 @@ def test_sensitive_values_are_never_published(tmp_path, nats_server, nats_env, p
 
 def test_registration_create_refuses_nothing_without_sensitive_data(nats_server, nats_env):
     # the CLI's create has no Hiera data: nothing is registered as sensitive, so nothing is refused
-    assert ccm(["registration", "init"], nats_env).returncode == 0
-    r = ccm(["registration", "create", "--cluster", "c", "--service", "s", "--protocol", "tcp", "--address",
-             "10.0.0.1", "--port", "22", "-A", f"k={CANARY}"], nats_env)
+    assert ccm("registration", "init", env=nats_env, cwd=ROOT).returncode == 0
+    r = ccm("registration", "create", "--cluster", "c", "--service", "s", "--protocol", "tcp", "--address", "10.0.0.1",
+            "--port", "22", "-A", f"k={CANARY}", env=nats_env, cwd=ROOT)
     assert r.returncode == 0, r.stderr

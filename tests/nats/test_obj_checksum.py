@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from natsfixture import ccm
+from tests.kit import ccm
 from test_nats_features import OWNER, GROUP, obj_put
 from test_remote import bundle
 
@@ -22,11 +22,11 @@ def test_obj_bundle_checksum(tmp_path, nats_server, nats_env):
     scratch.mkdir()
     env = dict(nats_env, TMPDIR=str(scratch))
     before = set(os.listdir(scratch))
-    r = ccm(["apply", "--checksum", wrong, "obj://MANIFESTS/site.tgz"], env, cwd=tmp_path)
+    r = ccm("apply", "--checksum", wrong, "obj://MANIFESTS/site.tgz", env=env, cwd=tmp_path)
     assert r.returncode == 1 and "checksum mismatch for obj://MANIFESTS/site.tgz" in r.stderr, r.stderr
     assert not out.exists()
     assert not [n for n in set(os.listdir(scratch)) - before if n.startswith("manifest-")]
     right = "sha256:" + hashlib.sha256(data).hexdigest()
-    r = ccm(["apply", "--quiet", "--checksum", right, "obj://MANIFESTS/site.tgz"], nats_env, cwd=tmp_path)
+    r = ccm("apply", "--quiet", "--checksum", right, "obj://MANIFESTS/site.tgz", env=nats_env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_text() == "obj"

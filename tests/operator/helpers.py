@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from typing import Any, List
 
@@ -19,14 +17,6 @@ def ccm_env(tmp_path: Any, **extra: str) -> dict:
     return env
 
 
-def ccm(tmp_path: Any, *args: str, stdin: Any = None, timeout: float = 60, **env: str) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, "-m", "ccm", *args], cwd=str(tmp_path), env=ccm_env(tmp_path, **env),
-                          input=stdin, capture_output=True, text=True, timeout=timeout)
-
-
-def spawn(tmp_path: Any, *args: str, **env: str) -> "subprocess.Popen[str]":
-    return subprocess.Popen([sys.executable, "-m", "ccm", *args], cwd=str(tmp_path), env=ccm_env(tmp_path, **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def wait_for(predicate: Any, timeout: float = 20.0, step: float = 0.05) -> bool:

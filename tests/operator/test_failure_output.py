@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 SCRIPT = ("/bin/sh -c 'for i in $(seq 1 30); do echo out$i; done; "
           "for i in $(seq 1 25); do echo err$i >&2; done; echo token=hunter2 >&2; exit 2'")
 
 
 def test_failed_exec_carries_the_last_20_lines_stderr_first(tmp_path):
-    r = ccm(tmp_path, "ensure", "exec", SCRIPT)
+    r = ccm("ensure", "exec", SCRIPT, cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     text = r.stdout + r.stderr
     assert "exit code 2 not in allowed returns [0]" in text
@@ -39,7 +40,7 @@ ccm:
         name: broken
         command: "/bin/sh -c 'echo first; echo reason: disk full >&2; exit 3'"
 """)
-    r = ccm(tmp_path, "apply", "--json", str(manifest))
+    r = ccm("apply", "--json", str(manifest), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     doc = json.loads(r.stdout)
     error = doc["events"][0]["error"][0]
@@ -49,17 +50,19 @@ ccm:
 
 def test_full_output_logged_at_info_and_logoutput_shows_both_streams(tmp_path):
     cmd = "/bin/sh -c 'echo visible-out; echo visible-err >&2; exit 1'"
-    r = ccm(tmp_path, "--info", "ensure", "exec", cmd)
+    r = ccm("--info", "ensure", "exec", cmd, cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     assert "command output" in r.stdout + r.stderr
-    r = ccm(tmp_path, "ensure", "exec", "/bin/sh -c 'echo hello-out; echo hello-err >&2'", "--logoutput")
+    r = ccm("ensure", "exec", "/bin/sh -c 'echo hello-out; echo hello-err >&2'", "--logoutput", cwd=tmp_path,
+            env=ccm_env(tmp_path))
     assert r.returncode == 0
     out = r.stdout + r.stderr
     assert "hello-out" in out and "hello-err" in out
 
 
 def test_timed_out_exec_carries_its_output(tmp_path):
-    r = ccm(tmp_path, "ensure", "exec", "/bin/sh -c 'echo started-work >&2; sleep 30'", "--timeout", "1s")
+    r = ccm("ensure", "exec", "/bin/sh -c 'echo started-work >&2; sleep 30'", "--timeout", "1s", cwd=tmp_path,
+            env=ccm_env(tmp_path))
     assert r.returncode == 1
     out = r.stdout + r.stderr
     assert "timed out after 1s" in out and "started-work" in out
@@ -75,6 +78,6 @@ ccm:
         health_checks:
           - command: "/bin/sh -c 'echo CRITICAL - port closed; echo connect: refused >&2; exit 2'"
 """)
-    r = ccm(tmp_path, "apply", "--json", str(manifest))
+    r = ccm("apply", "--json", str(manifest), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     assert "CRITICAL - port closed" in r.stdout and "connect: refused" in r.stdout

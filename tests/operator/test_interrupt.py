@@ -6,7 +6,8 @@ import signal
 
 import pytest
 
-from tests.operator.helpers import ccm, processes_with_pgid, spawn, wait_for
+from tests.kit import ccm, spawn
+from tests.operator.helpers import ccm_env, processes_with_pgid, wait_for
 
 EXPECTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -46,7 +47,7 @@ def _pgid_from(pidfile):
 def _interrupt(tmp_path, pidfile, sig, *args, **env):
     """Start ``ccm *args``, wait for its long command to write its pgid, send ``sig``.
     -> (exit code, stdout, stderr, pgid)."""
-    proc = spawn(tmp_path, *args, **env)
+    proc = spawn(*args, cwd=tmp_path, env=ccm_env(tmp_path, **env))
     try:
         assert wait_for(lambda: _pgid_from(pidfile) is not None), "the long command never started"
         pgid = _pgid_from(pidfile)
@@ -80,7 +81,7 @@ def test_apply_interrupted_during_long_exec(tmp_path, sig):
     assert any(f"interrupted by {sig.name}" in e for e in failed[0]["error"])
     leftovers = [p.name for p in tmp_path.rglob("*") if ".tmp" in p.name or p.name.startswith(".ccm")]
     assert leftovers == []
-    report = ccm(tmp_path, "session", "report", "--json", CCM_SESSION_STORE=str(store))
+    report = ccm("session", "report", "--json", cwd=tmp_path, env=ccm_env(tmp_path, CCM_SESSION_STORE=str(store)))
     summary = json.loads(report.stdout)["summary"]
     assert summary["failed_resources"] == 1 and summary["total_resources"] == 2
 

@@ -1,7 +1,8 @@
 """Mistakes caught before the run: duplicates, forward references, did-you-mean, indentation."""
 from __future__ import annotations
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 
 def _file(path, **extra):
@@ -14,7 +15,7 @@ def _file(path, **extra):
 def _apply(tmp_path, text, *args, **env):
     m = tmp_path / "m.yaml"
     m.write_text(text)
-    return m, ccm(tmp_path, "apply", *args, str(m), **env)
+    return m, ccm("apply", *args, str(m), cwd=tmp_path, env=ccm_env(tmp_path, **env))
 
 
 def test_duplicate_resource_after_templating_rejected_naming_both_lines(tmp_path):
@@ -61,8 +62,8 @@ def test_require_known_to_the_session_store_is_allowed(tmp_path):
     store = tmp_path / "store"
     store.mkdir()
     a = tmp_path / "a"
-    r = ccm(tmp_path, "ensure", "file", str(a), "--content", "x", "--owner", "root:root", "--mode", "0644",
-            CCM_SESSION_STORE=str(store))
+    r = ccm("ensure", "file", str(a), "--content", "x", "--owner", "root:root", "--mode", "0644", cwd=tmp_path,
+            env=ccm_env(tmp_path, CCM_SESSION_STORE=str(store)))
     assert r.returncode == 0, r.stderr
     text = f"ccm:\n  resources:\n    - exec:\n        name: /bin/true\n        require: [file#{a}]\n"
     m, r = _apply(tmp_path, text, CCM_SESSION_STORE=str(store))
@@ -114,7 +115,7 @@ def test_subscribe_with_two_hashes_and_alias_with_a_hash_rejected_at_load_naming
             + "    - service:\n        name: foo\n        ensure: running\n        subscribe: ['file#a#b']\n")
     m = tmp_path / "m.yaml"
     m.write_text(text)
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     assert r.stderr.splitlines() == [
         f"{m}: invalid manifest resource 1 (file#{tmp_path}/a): alias: 'a#b' must not contain '#': a reference "

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 DATA = """\
 data:
@@ -31,7 +32,7 @@ def _file(tmp_path, content, name="out.conf"):
 def _apply(tmp_path, *resources, args=()):
     m = tmp_path / "m.yaml"
     m.write_text(DATA + "ccm:\n  resources:\n" + "".join(resources))
-    return ccm(tmp_path, "apply", *args, str(m), "--fact", "role=web")
+    return ccm("apply", *args, str(m), "--fact", "role=web", cwd=tmp_path, env=ccm_env(tmp_path))
 
 
 @pytest.mark.parametrize("expr,key,hint", [

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 
 def _file(path, content=None, mode="0644", **extra):
@@ -18,7 +19,7 @@ def _file(path, content=None, mode="0644", **extra):
 def _noop(tmp_path, body, *args):
     m = tmp_path / "m.yaml"
     m.write_text("ccm:\n  resources:\n" + body)
-    return ccm(tmp_path, "apply", "--noop", *args, str(m))
+    return ccm("apply", "--noop", *args, str(m), cwd=tmp_path, env=ccm_env(tmp_path))
 
 
 def _snapshot(root):
@@ -118,7 +119,7 @@ def test_requirement_changed_earlier_reports_what_it_would_do_after(tmp_path):
     assert not src.exists() and not dst.exists()
     # without --noop the same manifest works for real
     m = tmp_path / "m.yaml"
-    r = ccm(tmp_path, "apply", str(m))
+    r = ccm("apply", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert dst.read_text() == "generated\n"
 
@@ -136,7 +137,7 @@ def test_no_diff_for_sensitive_content(tmp_path):
     from ccm.resources.file.logic import FileLogic
     from ccm.resources.file.posix import PosixFileProvider
     from ccm.runner import SubprocessRunner
-    from tests import fakes
+    from tests import kit
 
     target = tmp_path / "secret.conf"
     target.write_text("password=old\n")
@@ -147,7 +148,7 @@ def test_no_diff_for_sensitive_content(tmp_path):
     fields = tuple(f.replace(redact=lambda v: "******") if f.key == "content" else f
                    for f in plain.fields)
     secret = Properties("file", dict(plain.values), fields)
-    log = fakes.manager().user_log
+    log = kit.manager(log_level=None).user_log
     ctx = ResourceContext(noop=True, working_dir=str(tmp_path), log=log, runner=SubprocessRunner())
     provider = PosixFileProvider(SubprocessRunner())
     shown = FileLogic().status(provider, plain, ctx).internal["content_change"]

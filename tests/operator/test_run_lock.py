@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from tests.operator.helpers import ccm, ccm_env, spawn, wait_for
+from tests.kit import ccm, spawn
+from tests.operator.helpers import ccm_env, wait_for
 
 
 def _slow_manifest(tmp_path, started, seconds=30):
@@ -42,11 +43,11 @@ ccm:
 
 def test_second_run_exits_8_naming_the_holder_and_changes_nothing(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         t0 = time.monotonic()
-        r = ccm(tmp_path, "apply", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert time.monotonic() - t0 < 15
         assert r.returncode == 8, r.stdout + r.stderr
         lines = [line for line in r.stderr.splitlines() if line.strip()]
@@ -57,26 +58,26 @@ def test_second_run_exits_8_naming_the_holder_and_changes_nothing(tmp_path):
         lock_file = tmp_path / "locks" / "ccm-run.lock"
         assert lock_file.stat().st_mode & 0o777 == 0o600
         # --wait-lock too short: still 8; with --detailed-exit-codes too (8 is no changed/failed bit)
-        r = ccm(tmp_path, "apply", "--wait-lock", "0.5s", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--wait-lock", "0.5s", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 8 and "waited 0.5s" in r.stderr
-        r = ccm(tmp_path, "apply", "--detailed-exit-codes", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--detailed-exit-codes", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 8 and r.returncode & 2 == 0 and r.returncode & 4 == 0, r.stderr
         assert not (tmp_path / "quick.txt").exists()
     finally:
         holder.kill()
         holder.wait()
     # the holder died (kill -9): its stale lock never blocks
-    r = ccm(tmp_path, "apply", str(_quick_manifest(tmp_path)))
+    r = ccm("apply", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "quick.txt").read_text() == "quick\n"
 
 
 def test_wait_lock_waits_for_the_holder(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started, seconds=2)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started, seconds=2)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
-        r = ccm(tmp_path, "apply", "--wait-lock", "1m", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--wait-lock", "1m", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 0, r.stderr
         assert holder.wait(30) == 0
         assert (tmp_path / "quick.txt").exists()
@@ -87,7 +88,7 @@ def test_wait_lock_waits_for_the_holder(tmp_path):
 
 
 def test_bad_wait_lock_is_a_usage_error(tmp_path):
-    r = ccm(tmp_path, "apply", "--wait-lock", "soon", str(_quick_manifest(tmp_path)))
+    r = ccm("apply", "--wait-lock", "soon", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "--wait-lock" in r.stderr
 
 
@@ -95,7 +96,7 @@ def test_lock_exit_code_is_clear_of_the_detailed_bits_and_documented(tmp_path):
     from ccm.locks import EXIT_LOCKED
 
     assert EXIT_LOCKED not in (0, 1) and EXIT_LOCKED & 2 == 0 and EXIT_LOCKED & 4 == 0 and EXIT_LOCKED < 128
-    r = ccm(tmp_path, "apply", "--help")
+    r = ccm("apply", "--help", cwd=tmp_path, env=ccm_env(tmp_path))
     assert re.search(rf"^\s+{EXIT_LOCKED}\s+skipped: another ccm run holds the host-wide run lock", r.stdout,
                      re.M), r.stdout
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
@@ -105,10 +106,10 @@ def test_lock_exit_code_is_clear_of_the_detailed_bits_and_documented(tmp_path):
 
 def test_render_does_not_need_the_lock(tmp_path):
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
-        r = ccm(tmp_path, "apply", "--render", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--render", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert r.returncode == 0 and "quick.txt" in r.stdout
     finally:
         holder.kill()
@@ -183,11 +184,11 @@ def test_many_concurrent_pairs_on_a_shared_store(tmp_path):
 def test_noop_neither_blocks_on_nor_takes_the_run_lock(tmp_path):
     """A noop changes nothing: next to a cron run it reports, exit 0, and leaves the lock alone."""
     started = tmp_path / "started"
-    holder = spawn(tmp_path, "apply", str(_slow_manifest(tmp_path, started)))
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
         assert wait_for(started.exists)
         t0 = time.monotonic()
-        r = ccm(tmp_path, "apply", "--noop", str(_quick_manifest(tmp_path)))
+        r = ccm("apply", "--noop", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert time.monotonic() - t0 < 15
         assert r.returncode == 0, r.stdout + r.stderr
         assert "would create" in r.stdout + r.stderr
@@ -196,6 +197,7 @@ def test_noop_neither_blocks_on_nor_takes_the_run_lock(tmp_path):
         holder.kill()
         holder.wait()
     fresh = tmp_path / "fresh-locks"
-    r = ccm(tmp_path, "apply", "--noop", str(_quick_manifest(tmp_path)), CCM_LOCK_DIR=str(fresh))
+    r = ccm("apply", "--noop", str(_quick_manifest(tmp_path)), cwd=tmp_path,
+            env=ccm_env(tmp_path, CCM_LOCK_DIR=str(fresh)))
     assert r.returncode == 0, r.stderr
     assert not (fresh / "ccm-run.lock").exists()

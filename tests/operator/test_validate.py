@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from tests.operator.helpers import ccm
+from tests.kit import ccm
+from tests.operator.helpers import ccm_env
 
 
 def _write(path, text):
@@ -22,7 +23,7 @@ def test_valid_manifest_exits_0_and_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n" + _file(tmp_path / "a")
                + f"    - exec:\n        name: /bin/touch {marker}\n")
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{m}: valid (2 resources)"
     assert not (tmp_path / "a").exists() and not marker.exists()
@@ -37,7 +38,7 @@ def test_every_problem_listed_with_json(tmp_path):
                + _file(b)
                + "    - exec:\n        name: /bin/true\n        control:\n          if: 'isFoo(Data.port)'\n"
                + _file(tmp_path / "c").replace("content: x", "content: '{{ 1 + }}'"))
-    r = ccm(tmp_path, "validate", "--json", str(m))
+    r = ccm("validate", "--json", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     doc = json.loads(r.stdout)
     assert doc["valid"] is False
@@ -54,7 +55,7 @@ def test_every_problem_listed_with_json(tmp_path):
 
 def test_text_output_lists_problems_and_a_count(tmp_path):
     m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n    - pakage:\n        name: x\n        ensure: present\n")
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     assert "unknown resource type 'pakage' (did you mean `package`?)" in r.stderr
     assert r.stderr.strip().endswith("invalid: 1 problem")
@@ -62,9 +63,9 @@ def test_text_output_lists_problems_and_a_count(tmp_path):
 
 def test_yaml_and_missing_file_problems(tmp_path):
     m = _write(tmp_path / "m.yaml", "ccm:\n  resources: [\n")
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and str(m) in r.stderr and "YAML" in r.stderr
-    r = ccm(tmp_path, "validate", str(tmp_path / "missing.yaml"))
+    r = ccm("validate", str(tmp_path / "missing.yaml"), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1 and "missing.yaml" in r.stderr
 
 
@@ -74,7 +75,7 @@ def test_nested_apply_children_are_checked(tmp_path):
                    "    - exec:\n        name: /bin/false\n        refresh_only: true\n")
     m = _write(tmp_path / "m.yaml", "ccm:\n  resources:\n    - exec:\n        name: /bin/parent\n"
                "    - apply:\n        name: sub/child.yaml\n")
-    r = ccm(tmp_path, "validate", "--json", str(m))
+    r = ccm("validate", "--json", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1
     problems = json.loads(r.stdout)["problems"]
     # the child may require what its parent declared before the apply
@@ -85,7 +86,7 @@ def test_nested_apply_children_are_checked(tmp_path):
 def test_validate_is_listed_in_help_and_readme(tmp_path):
     import os
 
-    r = ccm(tmp_path, "--help")
+    r = ccm("--help", cwd=tmp_path, env=ccm_env(tmp_path))
     assert "validate" in r.stdout
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
     quick = readme[:readme.index("## Using it")]
@@ -100,7 +101,7 @@ def test_deferred_fields_that_every_run_would_fail_on_are_problems(tmp_path):
                + f"    - exec:\n        name: touch-it\n        command: '/bin/touch {marker} {{{{ Data.missing }}}}'\n"
                + "        environment: ['X={{ Foo.bar }}']\n"
                + _file(tmp_path / "a").replace("content: x", "content: '{{ Data.prot }}'"))
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1, r.stdout
     lines = r.stderr.splitlines()
     assert any("resource 1 (exec#touch-it): apply would fail: resolving field command:" in x
@@ -120,7 +121,7 @@ def test_deferred_fields_that_need_the_run_or_are_skipped_by_control_stay_valid(
                + "    - exec:\n        name: b\n        command: '/bin/echo {{ Data.nope ?? 2 }} {{ Data.port }}'\n"
                + "    - exec:\n        name: c\n        command: '/bin/echo {{ Data.nope }}'\n"
                + "        control:\n          if: 'Data.port == 2'\n")
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{m}: valid (3 resources)"
 
@@ -135,7 +136,7 @@ def test_missing_file_source_is_a_problem_unless_an_earlier_resource_makes_it(tm
                         _file(tmp_path / "made.conf")
                         + _file(tmp_path / "c").replace("content: x", f"source: {tmp_path}/made.conf"))
     m = _write(tmp_path / "m.yaml", body)
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 1, r.stdout
     assert r.stderr.splitlines()[0] == (f"{m}: resource 2 (file#{tmp_path}/b): source: 'files/gone.conf' does not "
                                         f"exist ({tmp_path}/files/gone.conf): apply would fail")
@@ -143,6 +144,6 @@ def test_missing_file_source_is_a_problem_unless_an_earlier_resource_makes_it(tm
     # after an exec without ``creates`` (it may make the file), a warning only
     m.write_text(m.read_text().replace("ccm:\n  resources:\n",
                                        "ccm:\n  resources:\n    - exec:\n        name: /bin/true\n", 1))
-    r = ccm(tmp_path, "validate", str(m))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "warning: resource 3 (file#" in r.stderr and "fine only if exec#/bin/true creates it" in r.stderr

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from typing import Dict, List, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,19 +19,20 @@ def shipped_pyz() -> List[str]:
     return [python, pyz]
 
 
-def ccm(args: List[str], cwd: str, extra_env: Optional[Dict[str, str]] = None, *, stdin: str = "",
-        timeout: float = 60, preexec=None, pyz: Optional[List[str]] = None) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
-           "XDG_CONFIG_HOME": os.path.join(str(cwd), ".xdg"),
-           "CCM_CACHE_DIR": os.environ.get("CCM_CACHE_DIR", os.path.join(str(cwd), ".cache"))}
+def cli_env(cwd: str, extra_env: Optional[Dict[str, Optional[str]]] = None, *,
+            pyz: Optional[List[str]] = None) -> Dict[str, Optional[str]]:
+    """The environment of a reliability run of ccm in ``cwd`` (its HOME): ``PATH``, the
+    source tree, the test's cache directory, and its lock directory unless the run is the
+    shipped pyz (as another user: that keeps its own); ``extra_env`` last, ``None`` unsets."""
+    env: Dict[str, Optional[str]] = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ROOT, "HOME": str(cwd),
+        "XDG_CONFIG_HOME": os.path.join(str(cwd), ".xdg"),
+        "CCM_CACHE_DIR": os.environ.get("CCM_CACHE_DIR", os.path.join(str(cwd), ".cache"))}
     if pyz is None and "CCM_LOCK_DIR" in os.environ:
         # the test's private lock dir (tests/conftest.py); runs as another user keep their own
         env["CCM_LOCK_DIR"] = os.environ["CCM_LOCK_DIR"]
     env.update(extra_env or {})
-    env = {k: v for k, v in env.items() if v is not None}
-    command = pyz or [sys.executable, "-m", "ccm"]
-    return subprocess.run([*command, *args], cwd=str(cwd), env=env, input=stdin,
-                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec)
+    return env
 
 
 def kill9_after(argv: List[str], cwd: str, env: Dict[str, str], delay: float) -> None:

@@ -19,7 +19,8 @@ from typing import Callable, Dict, List, Optional
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 from tests.reliability.test_yaml_bounds import _bomb as bomb
 
 pytestmark = pytest.mark.reliability
@@ -311,7 +312,8 @@ def test_bad_input(case: Case, tmp_path, monkeypatch):
     env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CCM_CACHE_DIR": str(tmp_path / "cache"),
            "TMPDIR": str(tmp_path), **case.env}
     start = time.monotonic()
-    res = ccm(case.args, str(sandbox), env, stdin=case.stdin, timeout=TIME_LIMIT + 10, preexec=_limit_memory)
+    res = ccm(*case.args, cwd=str(sandbox), env=cli_env(str(sandbox), env), stdin=case.stdin, timeout=TIME_LIMIT + 10,
+              preexec_fn=_limit_memory)
     elapsed = time.monotonic() - start
     assert elapsed < TIME_LIMIT, f"took {elapsed:.1f}s"
     assert "Traceback" not in res.stderr and "Traceback" not in res.stdout

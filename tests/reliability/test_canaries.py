@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 
 CANARY = "Canary-S3cret-42"
 URL_PW = "Canary#P/w?1"
@@ -38,7 +39,8 @@ ccm:
             group: root
 """)
     store = tmp_path / "store"
-    assert ccm(["session", "new", "--directory", str(store)], str(tmp_path)).returncode == 0
+    assert ccm("session", "new", "--directory", str(store), cwd=str(tmp_path),
+               env=cli_env(str(tmp_path))).returncode == 0
     return tmp_path
 
 
@@ -59,7 +61,8 @@ def _scan(project, outputs):
 
 @pytest.mark.parametrize("flags", [[], ["--json"], ["--render"], ["--noop"], ["--debug"], ["--json", "--debug"]])
 def test_no_canary_in_any_output(project, flags):
-    res = ccm(["apply", "m.yaml", *flags], str(project), {"CCM_SESSION_STORE": str(project / "store")})
+    res = ccm("apply", "m.yaml", *flags, cwd=str(project),
+              env=cli_env(str(project), {"CCM_SESSION_STORE": str(project / "store")}))
     assert "--debug" in flags or "Traceback" not in res.stderr   # --debug prints tracebacks by design
     assert _scan(project, [("stdout", res.stdout), ("stderr", res.stderr)]) == []
     if not flags or flags == ["--debug"]:
@@ -72,7 +75,7 @@ def test_url_passwords_with_specials_in_hiera_and_bundles(tmp_path):
                  ["--debug", "hiera", "parse", f"https://u:{URL_PW}@127.0.0.1:1/x.yaml"],
                  ["ensure", "archive", str(tmp_path / "a.tar.gz"), "--url", "http://127.0.0.1:1/a.tar.gz",
                   "-H", f"Authorization Bearer {CANARY}"]):
-        res = ccm(args, str(tmp_path))
+        res = ccm(*args, cwd=str(tmp_path), env=cli_env(str(tmp_path)))
         assert res.returncode != 0
         assert "--debug" in args or "Traceback" not in res.stderr
         out = res.stdout + res.stderr

@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from tests.reliability.cli import ROOT, ccm, kill9_after
+from tests.kit import ccm
+from tests.reliability.cli import ROOT, cli_env, kill9_after
 
 pytestmark = pytest.mark.reliability
 
@@ -81,7 +82,7 @@ def test_kill9_trials(tmp_path):
     os.mkdir(managed)
     (root_cwd / "m.yaml").write_text(_manifest(managed))
     store = str(tmp_path / "store")
-    assert ccm(["session", "new", "--directory", store], str(root_cwd)).returncode == 0
+    assert ccm("session", "new", "--directory", store, cwd=str(root_cwd), env=cli_env(str(root_cwd))).returncode == 0
     env = _env(tmp_path, store)
     argv = [sys.executable, "-m", "ccm", "apply", "m.yaml"]
 
@@ -113,7 +114,7 @@ def test_kill9_trials(tmp_path):
         assert again.returncode == 0, (trial, delay, again.stderr)
         assert _check_old_or_new(managed) == FILES
         assert _temps(managed, store) == [], (trial, delay)
-        report = ccm(["session", "report", "--session", store], str(root_cwd))
+        report = ccm("session", "report", "--session", store, cwd=str(root_cwd), env=cli_env(str(root_cwd)))
         assert report.returncode == 0 and "Total Resources" in report.stdout, (trial, report.stderr)
         shutil.rmtree(store)   # a fresh store per trial keeps the report's cost flat
         os.mkdir(store, 0o700)

@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 from tests.reliability.conftest import drop_to
 
 pytestmark = pytest.mark.reliability
@@ -116,7 +117,7 @@ def test_a_fifo_is_refused_without_hanging(home):
 
 def test_the_cli_says_one_line_and_exits_1(home, nobody):
     os.chown(home, nobody.pw_uid, -1)
-    res = ccm(["hiera", "parse", "kv://CFG/data"], home, {"HOME": home, "XDG_CONFIG_HOME": None})
+    res = ccm("hiera", "parse", "kv://CFG/data", cwd=home, env=cli_env(home, {"HOME": home, "XDG_CONFIG_HOME": None}))
     assert res.returncode == 1
     assert res.stderr == (f'ccm: error: kv://CFG/data: refusing nats context "CCM" ({_ctx(home)}) as root: '
                           f"{home} is owned by uid {nobody.pw_uid} (nobody), not root\n")

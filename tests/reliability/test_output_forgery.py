@@ -17,7 +17,8 @@ import stat
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 from tests.unattended.test_output import _datagrams
 
 pytestmark = pytest.mark.reliability
@@ -64,7 +65,7 @@ def _assert_clean_console(text: str) -> None:
 @pytest.mark.parametrize("code", [0, 3])
 def test_console_plain(project, code):
     work, write = project
-    res = ccm(["apply", write(code)], str(work))
+    res = ccm("apply", write(code), cwd=str(work), env=cli_env(str(work)))
     assert res.returncode == (0 if code == 0 else 1), res.stdout + res.stderr
     _assert_clean_console(res.stdout + res.stderr)
     assert "output=ccm[1]: FAKE root login accepted" in res.stdout
@@ -74,7 +75,7 @@ def test_console_plain(project, code):
 
 def test_console_colour(project):
     work, write = project
-    res = ccm(["--color", "always", "apply", write(3)], str(work))
+    res = ccm("--color", "always", "apply", write(3), cwd=str(work), env=cli_env(str(work)))
     assert res.returncode == 1
     assert CCM_COLOURS.search(res.stdout), "no colour at all"
     _assert_clean_console(CCM_COLOURS.sub("", res.stdout) + res.stderr)
@@ -82,7 +83,7 @@ def test_console_colour(project):
 
 def test_json_stays_valid_and_escaped(project):
     work, write = project
-    res = ccm(["apply", "--json", write(3)], str(work))
+    res = ccm("apply", "--json", write(3), cwd=str(work), env=cli_env(str(work)))
     assert res.returncode == 1
     assert not CONTROLS.search(res.stdout), "raw control characters in --json"
     doc = json.loads(res.stdout)
@@ -103,7 +104,8 @@ def syslog(tmp_path):
 def test_syslog_records_are_escaped_marked_and_scrubbed(project, syslog):
     work, write = project
     path, sock = syslog
-    res = ccm(["--info", "--syslog", "apply", write(3)], str(work), {"CCM_SYSLOG_SOCKET": path})
+    res = ccm("--info", "--syslog", "apply", write(3), cwd=str(work),
+              env=cli_env(str(work), {"CCM_SYSLOG_SOCKET": path}))
     assert res.returncode == 1
     got = _datagrams(sock)
     assert any("output=ccm[1]: FAKE root login accepted" in g for g in got), got
@@ -117,9 +119,10 @@ def test_syslog_records_are_escaped_marked_and_scrubbed(project, syslog):
 def test_records_at_rest_hold_no_secret_from_command_output(project):
     work, write = project
     store = work / "store"
-    assert ccm(["session", "new", "--directory", str(store)], str(work)).returncode == 0
+    assert ccm("session", "new", "--directory", str(store), cwd=str(work), env=cli_env(str(work))).returncode == 0
     last = work / "state" / "last.json"
-    res = ccm(["apply", write(3), "--last-run", str(last)], str(work), {"CCM_SESSION_STORE": str(store)})
+    res = ccm("apply", write(3), "--last-run", str(last), cwd=str(work),
+              env=cli_env(str(work), {"CCM_SESSION_STORE": str(store)}))
     assert res.returncode == 1
     record = last.read_text()
     assert SECRET not in record and "https://REDACTED@git.example.com/repo" in record

@@ -16,7 +16,8 @@ import tarfile
 import pytest
 
 from tests.httpfixture import Server
-from tests.reliability.cli import ccm, shipped_pyz
+from tests.kit import ccm
+from tests.reliability.cli import cli_env, shipped_pyz
 from tests.reliability.conftest import drop_to
 
 
@@ -89,11 +90,13 @@ def _run(work, server, owner, group, *, as_user=None):
     env = {"HOME": None, "XDG_CONFIG_HOME": None, "XDG_CACHE_HOME": None, "CCM_CACHE_DIR": None}
     kw = {}
     if as_user is not None:
-        kw = {"preexec": lambda: drop_to(as_user), "pyz": shipped_pyz()}
-    new = ccm(["session", "new", "--directory", str(work / "store")], str(work), env, **kw)
+        kw = {"preexec_fn": lambda: drop_to(as_user), "command": shipped_pyz()}
+    new = ccm("session", "new", "--directory", str(work / "store"), cwd=str(work),
+              env=cli_env(str(work), env, pyz=kw.get("command")), **kw)
     assert new.returncode == 0, new.stderr
     env["CCM_SESSION_STORE"] = str(work / "store")
-    res = ccm(["apply", "m.yaml", "--metrics-file", str(work / "out" / "ccm.prom")], str(work), env, **kw)
+    res = ccm("apply", "m.yaml", "--metrics-file", str(work / "out" / "ccm.prom"), cwd=str(work),
+              env=cli_env(str(work), env, pyz=kw.get("command")), **kw)
     assert res.returncode == 0, res.stdout + res.stderr
     assert (work / "out" / "x" / "app" / "etc" / "conf").exists()
     return res

@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 
 pytestmark = pytest.mark.reliability
 
@@ -73,13 +74,13 @@ def test_plan_cache_never_stores_a_secret(tmp_path, kind):
     manifest = work / "m.yaml"
     manifest.write_text(MANIFESTS[kind].format(work=work))
     for _ in range(2):   # a second run would read a stored plan
-        ccm(["apply", str(manifest)], str(work), {"CCM_CACHE_DIR": cache})
+        ccm("apply", str(manifest), cwd=str(work), env=cli_env(str(work), {"CCM_CACHE_DIR": cache}))
     assert _files_holding(cache, CANARY) == [] and _plans(cache) == []
     # the same resource without the secret is cached: the check above is not vacuous
     plain = (ARCHIVE.format(work=work, url="http://127.0.0.1:1/a.tar.gz", extra="") if kind != "sensitive-data"
              else MANIFESTS[kind].format(work=work).replace("# @sensitive\n", ""))
     manifest.write_text(plain)
-    ccm(["apply", str(manifest)], str(work), {"CCM_CACHE_DIR": cache})
+    ccm("apply", str(manifest), cwd=str(work), env=cli_env(str(work), {"CCM_CACHE_DIR": cache}))
     assert len(_plans(cache)) == 1
 
 
@@ -96,7 +97,8 @@ ccm:
             command: "/bin/sh -c 'echo using {{{{ Data.token }}}} >&2; exit 4'"
 """)
     last = tmp_path / "last.json"
-    res = ccm(["apply", "m.yaml", "--last-run", str(last)], str(tmp_path), {"CCM_SESSION_STORE": None})
+    res = ccm("apply", "m.yaml", "--last-run", str(last), cwd=str(tmp_path),
+              env=cli_env(str(tmp_path), {"CCM_SESSION_STORE": None}))
     assert res.returncode == 1 and "REDACTED" in res.stdout and CANARY not in res.stdout + res.stderr
     record = json.loads(last.read_text())
     assert record["failed_resources"] and CANARY not in last.read_text()
@@ -114,7 +116,7 @@ ccm:
     - exec:
         - /bin/true: {{}}
 """)
-    res = ccm(["apply", "m.yaml", "--render"], str(tmp_path))
+    res = ccm("apply", "m.yaml", "--render", cwd=str(tmp_path), env=cli_env(str(tmp_path)))
     assert res.returncode == 0, res.stderr
     assert CANARY not in res.stdout and "http://REDACTED@mirror.example.com/debian" in res.stdout
     assert "https://REDACTED@git.example.com/repo.git" in res.stdout

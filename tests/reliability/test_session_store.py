@@ -8,17 +8,18 @@ import pytest
 
 from ccm.model.errors import SessionError
 from ccm.session.directory import DirectoryStore
-from tests.reliability.cli import ccm, shipped_pyz
+from tests.kit import ccm
+from tests.reliability.cli import cli_env, shipped_pyz
 from tests.reliability.conftest import drop_to
 
 
 def _apply_one(tmp_path, store: str):
     target = tmp_path / "f"
     if not os.path.lexists(store):
-        res = ccm(["session", "new", "--directory", store], str(tmp_path))
+        res = ccm("session", "new", "--directory", store, cwd=str(tmp_path), env=cli_env(str(tmp_path)))
         assert res.returncode == 0, res.stderr
-    return ccm(["ensure", "file", str(target), "--content", "secret\n", "--mode", "0600"], str(tmp_path),
-               {"CCM_SESSION_STORE": store})
+    return ccm("ensure", "file", str(target), "--content", "secret\n", "--mode", "0600", cwd=str(tmp_path),
+               env=cli_env(str(tmp_path), {"CCM_SESSION_STORE": store}))
 
 
 def test_store_is_0700_and_events_are_0600(tmp_path):
@@ -55,7 +56,8 @@ def test_report_remove_never_follows_a_symlink(tmp_path):
     (victim / "precious").write_text("keep\n")
     link = tmp_path / "sess"
     link.symlink_to(victim)
-    res = ccm(["session", "report", "--session", str(link), "--remove"], str(tmp_path), {"TMPDIR": str(tmp_path)})
+    res = ccm("session", "report", "--session", str(link), "--remove", cwd=str(tmp_path),
+              env=cli_env(str(tmp_path), {"TMPDIR": str(tmp_path)}))
     assert res.returncode != 0 and "symlink" in res.stderr
     assert (victim / "precious").read_text() == "keep\n"
 
@@ -64,13 +66,14 @@ def test_report_remove_deletes_only_our_event_files(tmp_path):
     store = tmp_path / "store"
     assert _apply_one(tmp_path, str(store)).returncode == 0
     (store / "notes.txt").write_text("not an event\n")
-    res = ccm(["session", "report", "--session", str(store), "--remove"], str(tmp_path), {"TMPDIR": str(tmp_path)})
+    res = ccm("session", "report", "--session", str(store), "--remove", cwd=str(tmp_path),
+              env=cli_env(str(tmp_path), {"TMPDIR": str(tmp_path)}))
     assert res.returncode == 0, res.stderr
     assert os.listdir(store) == ["notes.txt"]
 
 
 def test_report_on_a_missing_directory_is_an_error(tmp_path):
-    res = ccm(["session", "report", "--session", str(tmp_path / "nope")], str(tmp_path))
+    res = ccm("session", "report", "--session", str(tmp_path / "nope"), cwd=str(tmp_path), env=cli_env(str(tmp_path)))
     assert res.returncode != 0 and "does not exist" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -102,14 +105,11 @@ def test_unprivileged_user_without_home(public_tmp, nobody):
     work = Path(public_tmp) / "w"
     work.mkdir()
     os.chown(work, nobody.pw_uid, nobody.pw_gid)
-    new = ccm(["session", "new", "--directory", str(work / "store")], str(work), {"HOME": None},
-              preexec=lambda: drop_to(nobody), pyz=pyz)
+    new = ccm("session", "new", "--directory", str(work / "store"), cwd=str(work),
+              env=cli_env(str(work), {"HOME": None}, pyz=pyz), preexec_fn=lambda: drop_to(nobody), command=pyz)
     assert new.returncode == 0, new.stderr
-    res = ccm(["ensure", "file", str(work / "f"), "--content", "x\n", "--owner", f"nobody:{nobody.pw_gid}",
-               "--mode", "0600"], str(work),
-              {"CCM_SESSION_STORE": str(work / "store"), "HOME": None, "CCM_CACHE_DIR": None,
-               "XDG_CONFIG_HOME": None},
-              preexec=lambda: drop_to(nobody), pyz=pyz)
+    res = ccm("ensure", "file", str(work / "f"), "--content", "x\n", "--owner", f"nobody:{nobody.pw_gid}", "--mode", "0600", cwd=str(work), env=cli_env(str(work), {"CCM_SESSION_STORE": str(work / "store"), "HOME": None, "CCM_CACHE_DIR": None,
+               "XDG_CONFIG_HOME": None}, pyz=pyz), preexec_fn=lambda: drop_to(nobody), command=pyz)
     assert res.returncode == 0, res.stderr
     assert stat.S_IMODE(os.stat(work / "store").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(work / "f").st_mode) == 0o600

@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from tests.reliability.cli import ccm
+from tests.kit import ccm
+from tests.reliability.cli import cli_env
 from tests.reliability.conftest import drop_to
 
 pytestmark = pytest.mark.reliability
@@ -78,10 +79,10 @@ def test_root_refuses_a_session_store_anyone_can_write(work, nobody):
     """Issue 24: a root-owned 1777 store was used; nobody's forged "changed" event made
     root's refreshonly exec run and counted in the summary."""
     store = os.path.join(work, "store")
-    assert ccm(["session", "new", "--directory", store], work).returncode == 0
+    assert ccm("session", "new", "--directory", store, cwd=work, env=cli_env(work)).returncode == 0
     os.chmod(store, 0o1777)
     as_user(nobody, lambda: _plant(store, _forged_event()))
-    res = ccm(["apply", _subscriber(work)], work, {"CCM_SESSION_STORE": store})
+    res = ccm("apply", _subscriber(work), cwd=work, env=cli_env(work, {"CCM_SESSION_STORE": store}))
     assert res.returncode != 0, res.stdout
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "writable by group or others" in lines[0] and store in lines[0], res.stderr
@@ -92,9 +93,9 @@ def test_root_refuses_a_session_store_anyone_can_write(work, nobody):
 @pytest.mark.parametrize("mode", [0o770, 0o702])
 def test_a_group_or_other_writable_store_is_refused_by_root(work, mode):
     store = os.path.join(work, "store")
-    assert ccm(["session", "new", "--directory", store], work).returncode == 0
+    assert ccm("session", "new", "--directory", store, cwd=work, env=cli_env(work)).returncode == 0
     os.chmod(store, mode)
-    res = ccm(["session", "report", "--session", store], work)
+    res = ccm("session", "report", "--session", store, cwd=work, env=cli_env(work))
     assert res.returncode != 0 and "writable by group or others" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -102,15 +103,15 @@ def test_event_files_of_another_user_are_ignored(work, nobody):
     """A forged event inside root's private store (planted while it was open, or as a
     hardlink): never read, so no refresh and not in the summary."""
     store = os.path.join(work, "store")
-    assert ccm(["session", "new", "--directory", store], work).returncode == 0
+    assert ccm("session", "new", "--directory", store, cwd=work, env=cli_env(work)).returncode == 0
     name = _plant(store, _forged_event())
     os.chown(os.path.join(store, name), nobody.pw_uid, nobody.pw_gid)
-    res = ccm(["apply", _subscriber(work)], work, {"CCM_SESSION_STORE": store})
+    res = ccm("apply", _subscriber(work), cwd=work, env=cli_env(work, {"CCM_SESSION_STORE": store}))
     assert not os.path.exists(os.path.join(work, "ran")), "root ran a command on another user's event"
     assert "Ignoring session event owned by another user" in res.stderr and "Traceback" not in res.stderr
     # the reference is checked against what the store holds: nothing names file#/etc/forged
     assert res.returncode != 0 and "'file#/etc/forged' names a resource not declared" in res.stderr
-    report = ccm(["session", "report", "--session", store, "--json"], work)
+    report = ccm("session", "report", "--session", store, "--json", cwd=work, env=cli_env(work))
     assert report.returncode == 0, report.stderr
     names = [e["name"] for e in json.loads(report.stdout)["events"]]
     assert names == [], names   # the forged event is not counted (the rejected run recorded nothing)
@@ -120,7 +121,7 @@ def _apply_with_lock_dir(work: str, lock_dir: str):
     manifest = os.path.join(work, "touch.yaml")
     with open(manifest, "w") as fh:
         fh.write(f"ccm:\n  resources:\n    - exec:\n        - /bin/touch {work}/applied: {{}}\n")
-    return ccm(["apply", manifest], work, {"CCM_LOCK_DIR": lock_dir})
+    return ccm("apply", manifest, cwd=work, env=cli_env(work, {"CCM_LOCK_DIR": lock_dir}))
 
 
 def test_a_shared_lock_dir_keeps_its_mode_and_gets_a_private_subdirectory(work, nobody):
@@ -180,7 +181,7 @@ def test_last_run_parents_are_not_made_through_another_users_symlink(work, nobod
     with open(manifest, "w") as fh:
         fh.write("ccm:\n  resources:\n    - exec:\n        - /bin/true: {}\n")
     target = os.path.join(pub, "link", "new", "last.json")
-    res = ccm(["apply", manifest, "--last-run", target], work)
+    res = ccm("apply", manifest, "--last-run", target, cwd=work, env=cli_env(work))
     assert res.returncode != 0
     assert f"cannot write --last-run {target}" in res.stderr and "refusing to follow symlink" in res.stderr
     assert "Traceback" not in res.stderr
@@ -192,7 +193,7 @@ def test_last_run_still_creates_missing_parents(work):
     with open(manifest, "w") as fh:
         fh.write("ccm:\n  resources:\n    - exec:\n        - /bin/true: {}\n")
     target = os.path.join(work, "state", "deep", "last.json")
-    res = ccm(["apply", manifest, "--last-run", target], work)
+    res = ccm("apply", manifest, "--last-run", target, cwd=work, env=cli_env(work))
     assert res.returncode == 0, res.stderr
     assert json.loads(open(target).read())["exit_code"] == 0
     assert stat.S_IMODE(os.stat(os.path.dirname(target)).st_mode) == 0o755

@@ -12,7 +12,8 @@ import pytest
 from ccm.registration.entry import Entry
 from ccm.registration.filesd import Entries
 from ccm.templates import make_environment, render_string
-from tests.kit_extra import make_manager, run
+from tests import kit
+from tests.kit import run
 from tests.resources.scaffold.test_scaffold import tree
 
 
@@ -44,7 +45,7 @@ def test_scaffold_md_go_template_syntax_partials_write_and_sprig(tmp_path):
         "sprig.yaml": "# Go engine example with Sprig functions\nhostname: {{ .facts.hostname | upper }}\n"
                       'packages: {{ join ", " .data.packages }}\ngenerated: {{ now | date "2006-01-02" }}\n',
     })
-    m = make_manager(facts=FACTS, data={"environment": "production", "worker_count": 4, "port": 8080,
+    m = kit.manager(facts=FACTS, data={"environment": "production", "worker_count": 4, "port": 8080,
                                         "packages": ["nginx", "curl"]})
     scaffold(m, src, target)
     read = lambda rel: (target / rel).read_text()   # noqa: E731
@@ -61,7 +62,7 @@ def test_scaffold_md_go_template_syntax_partials_write_and_sprig(tmp_path):
 def test_scaffold_md_custom_delimiters(tmp_path):
     src, target = tmp_path / "src", tmp_path / "target"
     tree(src, {"svc.conf": "name=<< .data.name | upper >> {{ left alone }}"})
-    scaffold(make_manager(data={"name": "myservice"}), src, target, left_delimiter="<<", right_delimiter=">>")
+    scaffold(kit.manager(data={"name": "myservice"}), src, target, left_delimiter="<<", right_delimiter=">>")
     assert (target / "svc.conf").read_text() == "name=MYSERVICE {{ left alone }}"
 
 
@@ -81,7 +82,7 @@ def test_registration_md_go_templates(tmp_path):
                         "  server {{ $entry.Address }}:{{ $entry.Port }}\n{{ end }}",
         "sd.json": '{{ $r := registrations "production" "http" "web" "*" }}{{ $r.PrometheusFileSD }}',
     })
-    scaffold(make_manager(template_functions={"registrations": registrations}), src, target)
+    scaffold(kit.manager(template_functions={"registrations": registrations}), src, target)
     assert (target / "backends.cfg").read_text() == "\n  server 10.0.0.1:80\n\n  server 10.0.0.2:8080\n"
     assert (target / "sd.json").read_text() == entries.PrometheusFileSD()
     assert '"10.0.0.2:8080"' in (target / "sd.json").read_text()

@@ -12,7 +12,7 @@ import tarfile
 import pytest
 
 from tests.httpfixture import Server
-from tests.unattended.helpers import ccm, clean_env
+from tests.kit import ccm, clean_env
 
 
 def site_manifest(target) -> str:

@@ -14,7 +14,8 @@ import pytest
 from ccm.cli import docgen
 from ccm.cli.common import shown_default
 from ccm.cli.main import COMMANDS
-from tests.unattended.helpers import ROOT, ccm
+from tests.kit import ccm
+from tests.unattended.helpers import ROOT
 
 
 def _nodes():
@@ -258,8 +259,6 @@ def test_help_examples_parse(command):
 def test_every_negation_is_in_help(tmp_path):
     """``--no-read-env``, ``--no-report`` ... are flags like any other: listed in --help (no
     default of their own stated: their positive flag states it)."""
-    from tests.operator.helpers import ccm as run
-
     hidden = []
     for node in _nodes():
         text = node.parser.format_help()
@@ -268,6 +267,6 @@ def test_every_negation_is_in_help(tmp_path):
                 if name.startswith("--no-") and (action.help is argparse.SUPPRESS or f"  {name} " not in text):
                     hidden.append(f"ccm {' '.join(node.path)} {name}")
     assert hidden == []
-    out = run(tmp_path, "apply", "--help").stdout
+    out = ccm("apply", "--help", cwd=tmp_path).stdout
     assert "  --no-read-env         the opposite of --read-env\n" in out
     assert "  --no-report           the opposite of --report\n" in out

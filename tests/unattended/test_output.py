@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from tests.unattended.helpers import FAILING, ROOT, ccm, clean_env, file_manifest, manifest
+from tests.kit import ccm, clean_env
+from tests.unattended.helpers import FAILING, ROOT, file_manifest, manifest
 
 ESC = "\x1b["
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.unattended.helpers import ROOT, clean_env
+from tests.kit import clean_env
+from tests.unattended.helpers import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MOVED = re.compile(r"(?<![\w./-])/(etc|var/lib|usr/local)/")

@@ -5,7 +5,8 @@ import json
 import os
 import time
 
-from tests.unattended.helpers import FAILING, ccm, file_manifest, manifest
+from tests.kit import ccm
+from tests.unattended.helpers import FAILING, file_manifest, manifest
 
 
 def _load(path):

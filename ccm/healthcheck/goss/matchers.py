@@ -16,7 +16,7 @@ import re
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
 STRING_MATCHERS = ("have-prefix", "have-suffix", "contain-substring", "match-regexp")
 NUMERIC_MATCHERS = ("gt", "ge", "lt", "le")
@@ -111,7 +111,7 @@ def _bipartite(matchers: List[Any], elements: List[Any]) -> int:
     """Size of the largest assignment of matchers to distinct elements (gomega's rule)."""
     assigned: Dict[int, int] = {}  # element index -> matcher index
 
-    def attempt(mi: int, seen: set) -> bool:
+    def attempt(mi: int, seen: Set[int]) -> bool:
         for ei, el in enumerate(elements):
             if ei in seen or not matches(matchers[mi], el):
                 continue

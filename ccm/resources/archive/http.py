@@ -24,7 +24,7 @@ from ccm.resources.ownership import atomic_replace, group_name, resolve_ids, sha
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, IO, Mapping, Optional
+    from typing import Any, Dict, IO, Mapping, Optional
 
 ARCHIVE_MODE = 0o644
 EXTRACT_DIR_MODE = 0o755
@@ -50,7 +50,7 @@ class HttpArchiveProvider:
         self.timeout = timeout
 
     def status(self, path: str, creates: Optional[str] = None) -> ResourceState:
-        meta: dict = {"name": path}
+        meta: Dict[str, Any] = {"name": path}
         state = ResourceState(type="archive", name=path, ensure="absent", extra={"metadata": meta}, timestamp_ns=now_ns())
         try:
             st = os.stat(path)

@@ -20,7 +20,7 @@ def _want_checksum(props: Properties) -> str:
     return (props.get("checksum") or "").lower()
 
 
-def ownership_problem(props: Properties, meta: dict) -> str:
+def ownership_problem(props: Properties, meta: Mapping[str, Any]) -> str:
     if not owner_matches(meta.get("owner", ""), props.get("owner")):
         return f"owner mismatch: state={meta.get('owner', '')} requested={props.get('owner')}"
     if not group_matches(meta.get("group", ""), props.get("group")):

@@ -8,6 +8,10 @@ from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import ValidationError
 from ccm.model.resource import BOOL, DEFERRED, INT_LIST, NEVER, STR_LIST, Field, Properties, is_templated
 from ccm.registry import TypeSpec
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import List
 
 FIELDS = (
     Field("command", template=DEFERRED, always_emit=True),
@@ -25,7 +29,7 @@ FIELDS = (
 )
 
 
-def split_command(line: str) -> list:
+def split_command(line: str) -> List[str]:
     """POSIX shell word splitting (quotes, backslashes, no expansion)."""
     try:
         return shlex.split(line, comments=False, posix=True)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def _creates_path(props: Properties) -> Optional[str]:
-    creates = props.get("creates")
+    creates: Optional[str] = props.get("creates")
     if not creates:
         return None
     if not os.path.isabs(creates):

@@ -18,12 +18,12 @@ from ccm.resources.exec import split_command
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List, Mapping, Optional
+    from typing import Any, Dict, List, Mapping, Optional
 
 log = internal("ccm.exec")
 
 
-def _env(props: Properties) -> dict:
+def _env(props: Properties) -> Dict[str, str]:
     out = {}
     for entry in props.get("environment") or []:
         k, _, v = entry.partition("=")
@@ -52,8 +52,9 @@ class _ExecProvider:
             return CommandResult(argv=[], exit_code=-1, error=f"invalid command: {exc.message}")
         if not argv:
             return CommandResult(argv=[], exit_code=-1, error="empty command")
-        return self.runner.run(argv, cwd=props.get("cwd") or "/", env=_env(props), timeout=_timeout(props),
-                               path=props.get("path") or None)
+        res: CommandResult = self.runner.run(argv, cwd=props.get("cwd") or "/", env=_env(props), timeout=_timeout(props),
+                                             path=props.get("path") or None)
+        return res
 
     def run_guard(self, line: str, props: Properties) -> CommandResult:
         return self._run(line, props)

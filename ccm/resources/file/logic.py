@@ -58,12 +58,16 @@ def content_change(path: str, old: Optional[bytes], new: Optional[bytes]) -> Dic
     return {"added": added, "removed": removed, "diff": diff}
 
 
-def _is_sensitive(props: Properties) -> bool:
-    """Content that must never be shown (a redacted field)."""
+def _is_sensitive(props: Properties, old: Optional[bytes], new: Optional[bytes]) -> bool:
+    """Content that must never be shown: a redacted field, or either side holding a value
+    of ``# @sensitive`` data (``ccm.redact`` registers them as the data is resolved). The
+    whole diff is withheld then: its other lines may still hold an old secret from disk."""
+    from ccm import redact
+
     for f in props.fields:
         if f.key in ("content", "source") and f.redact is not None:
             return True
-    return False
+    return any(data is not None and redact.holds_known(data.decode("utf-8", "replace")) for data in (new, old))
 
 
 def _same_owner(state: FileObservation, owner: Any) -> bool:
@@ -183,12 +187,13 @@ class FileLogic(TypeLogic[FileProvider]):
         else:
             small, wanted = provider.read_source(values["source"], ctx.working_dir)
             state = provider.status(name, small, wanted, owner, group)   # compared with the bytes when small
-        if ctx.noop and state.ensure == "present" and not state.holds_desired():
+        if (ctx.noop or ctx.diff) and state.ensure == "present" and not state.holds_desired():
             if data is None:
                 data = provider.read_bounded(provider.source_path(values["source"], ctx.working_dir))
-            change = content_change(name, provider.read_bounded(name), data)
-            if _is_sensitive(props):
-                change.pop("diff", None)
+            old = provider.read_bounded(name)
+            change = content_change(name, old, data)
+            if "diff" in change and _is_sensitive(props, old, data):
+                del change["diff"]
                 change["sensitive"] = True
             state.internal["content_change"] = change
         return state
@@ -215,6 +220,14 @@ class FileLogic(TypeLogic[FileProvider]):
     def is_desired(self, props: Properties, state: FileObservation, acted: Any = None) -> Tuple[bool, str]:
         return decide(props, state)
 
+    def verify(self, provider: FileProvider, props: Properties, plan: Plan, acted: Any,
+               ctx: ResourceContext) -> Tuple[Any, bool, str]:
+        state, ok, reason = super().verify(provider, props, plan, acted, ctx)
+        change = plan.params.get("content_change")
+        if change:   # what changed, for --diff (the state read before the change had it)
+            state.internal["content_change"] = change
+        return state, ok, reason
+
     def plan(self, props: Properties, state: FileObservation, refresh: bool = False) -> Plan:
         ok, reason = decide(props, state)
         if ok:
@@ -239,7 +252,9 @@ class FileLogic(TypeLogic[FileProvider]):
             changes = ", ".join(self._attribute_changes(props, state)) or "would change attributes"
             if manages_content(props):
                 _refuse_special(props, state)
-            return Plan(("store",) if manages_content(props) else ("attributes",), changes, reason=reason)
+            change = state.internal.get("content_change")   # carried to the state after the change (verify)
+            return Plan(("store",) if manages_content(props) else ("attributes",), changes, reason=reason,
+                        params={"content_change": change} if change else None)
         if not manages_content(props):
             return Plan(("store",), "would create an empty file", reason=reason)
         return Plan(("store",), "would create", reason=reason)

@@ -8,7 +8,7 @@ keeps no status builds no metadata.
 
 ``CCM_FILE_STEADY=0`` (read when this module is imported) or ``ENABLED = False`` turns it
 off: every state is a plain ``FileObservation``, its metadata made at once.
-``tests/resources/file/test_steady_twin.py`` runs a table of file resources both ways and
+``tests/resources/file/test_file_runs_equal_the_plain_path.py`` runs a table of file resources both ways and
 compares the events, summaries, log lines and files.
 
 Guarantees: a ``SteadyObservation`` serialises, shows and compares field by field as the

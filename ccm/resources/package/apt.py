@@ -118,7 +118,7 @@ class AptProvider:
         self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
-        res = self.runner.run(argv, env=dict(ENV))
+        res: CommandResult = self.runner.run(argv, env=dict(ENV))
         if res.error:   # could not start, timed out or killed
             raise ProviderError(f"{argv[0]}: {res.error}", detail=apt_errors(res.stderr) or None)
         return res

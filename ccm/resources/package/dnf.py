@@ -109,7 +109,7 @@ class DnfProvider:
         self.cache = cache
 
     def _run(self, argv: List[str]) -> CommandResult:
-        res = self.runner.run(argv)
+        res: CommandResult = self.runner.run(argv)
         if res.error:   # could not start, timed out or killed
             raise ProviderError(f"{argv[0]}: {res.error}", detail=res.detail_with_output(last_error_line(res)))
         return res

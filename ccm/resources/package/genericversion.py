@@ -21,7 +21,8 @@ def tokens(version: str) -> List[str]:
 
 
 def _cmp(a: object, b: object) -> int:
-    return (a > b) - (a < b)  # type: ignore[operator]
+    order: int = (a > b) - (a < b)  # type: ignore[operator]
+    return order
 
 
 def compare(a: str, b: str) -> int:

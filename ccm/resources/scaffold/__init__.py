@@ -9,7 +9,7 @@ from ccm.registry import TypeSpec
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict
+    from typing import Any, Dict, Tuple
 
 ENSURES = ("present", "absent")
 ENGINES = ("go", "jet")
@@ -35,7 +35,7 @@ def prepare(values: Dict[str, Any]) -> None:
         values["engine"] = "jet"
 
 
-def delimiters(props: Properties) -> tuple:
+def delimiters(props: Properties) -> Tuple[str, str]:
     left, right = DEFAULT_DELIMITERS.get(props.get("engine") or "jet", ("[[", "]]"))
     return props.get("left_delimiter") or left, props.get("right_delimiter") or right
 

@@ -21,7 +21,7 @@ _VARIABLE_NAMES = ("Facts", "Data", "Environ", "WorkingDir")
 
 
 def source_dir(props: Properties, working_dir: Any) -> str:
-    src = props.get("source")
+    src: str = props.get("source")
     if urllib.parse.urlsplit(src).scheme:
         raise ResourceError(f"source {src} is a URL; only local directories are supported")
     if not os.path.isabs(src):

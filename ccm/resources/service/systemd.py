@@ -142,7 +142,8 @@ class SystemdProvider:
         self.cache = cache
 
     def _systemctl(self, *args: str) -> CommandResult:
-        return self.runner.run(["systemctl"] + list(args))
+        res: CommandResult = self.runner.run(["systemctl"] + list(args))
+        return res
 
     def _checked(self, *args: str) -> CommandResult:
         res = self._systemctl(*args)

@@ -97,7 +97,8 @@ class SysvProvider:
         return path
 
     def _run(self, argv: List[str]) -> CommandResult:
-        return self.runner.run(argv, timeout=self.timeout)
+        res: CommandResult = self.runner.run(argv, timeout=self.timeout)
+        return res
 
     def is_enabled(self, service: str) -> bool:
         return bool(start_links(self.rc_root, service))

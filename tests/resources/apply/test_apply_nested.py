@@ -7,7 +7,8 @@ import pytest
 
 from ccm.apply import load_manifest
 from ccm.model.errors import ValidationError
-from tests.kit_extra import build, make_manager, output
+from tests import kit
+from tests.kit import build, output
 
 
 def write(path, text):
@@ -63,7 +64,7 @@ def test_child_relative_to_each_level_shared_session_and_counts(tmp_path):
           manifest(file_res(out / "a.txt", "a"), apply_res("deeper/grandchild.yaml")))
     write(tmp_path / "site/sub/deeper/grandchild.yaml", manifest(file_res(out / "b.txt", "b")))
     os.makedirs(out)
-    m = make_manager()
+    m = kit.manager()
     result = apply_top(m, tmp_path / "site/main.yaml")
     assert not result.failed, [e.errors for e in result.events]
     assert (out / "a.txt").read_text() == "a" and (out / "b.txt").read_text() == "b"
@@ -80,7 +81,7 @@ def test_child_relative_to_each_level_shared_session_and_counts(tmp_path):
     # the manager's own settings untouched by the nested runs
     assert m.noop is False and m.working_dir == str(tmp_path / "site")
     # second run: nothing changes, apply not changed
-    m2 = make_manager()
+    m2 = kit.manager()
     again = apply_top(m2, tmp_path / "site/main.yaml")
     assert not again.failed and not ev(again, "apply", "sub/child.yaml").changed
 
@@ -94,10 +95,10 @@ def test_subscribe_to_apply_fires_only_on_change(tmp_path):
         apply_res("child.yaml"),
         exec_res("refresh", f"/bin/sh -c 'echo x >> {marker}'", refreshonly="true",
                  subscribe="[apply#child.yaml]")))
-    r1 = apply_top(make_manager(), tmp_path / "main.yaml")
+    r1 = apply_top(kit.manager(), tmp_path / "main.yaml")
     assert not r1.failed, [e.errors for e in r1.events]
     assert marker.read_text() == "x\n"
-    r2 = apply_top(make_manager(), tmp_path / "main.yaml")
+    r2 = apply_top(kit.manager(), tmp_path / "main.yaml")
     assert not r2.failed
     assert marker.read_text() == "x\n"  # child stable -> no refresh
 
@@ -107,7 +108,7 @@ def test_noop_strengthened_never_weakened(tmp_path):
     os.makedirs(out)
     write(tmp_path / "child.yaml", manifest(file_res(out / "a.txt", "a")))
     write(tmp_path / "main.yaml", manifest(apply_res("child.yaml", noop="true"), file_res(out / "after.txt", "x")))
-    m = make_manager()
+    m = kit.manager()
     r = apply_top(m, tmp_path / "main.yaml")
     assert not r.failed, [e.errors for e in r.events]
     assert not (out / "a.txt").exists()
@@ -115,7 +116,7 @@ def test_noop_strengthened_never_weakened(tmp_path):
     assert (out / "after.txt").exists()  # the parent was not switched to noop
     assert m.noop is False
     write(tmp_path / "main2.yaml", manifest(apply_res("child.yaml", noop="false")))
-    m = make_manager(noop=True)
+    m = kit.manager(noop=True)
     r = apply_top(m, tmp_path / "main2.yaml")
     assert not r.failed
     assert not (out / "a.txt").exists()
@@ -130,7 +131,7 @@ def test_allow_apply_false_fails_before_any_child_resource(tmp_path):
     write(tmp_path / "grand.yaml", manifest(file_res(out / "g.txt", "g")))
     write(tmp_path / "child.yaml", manifest(file_res(out / "first.txt", "1"), apply_res("grand.yaml")))
     write(tmp_path / "main.yaml", manifest(apply_res("child.yaml", allow_apply="false"), file_res(out / "next.txt", "n")))
-    r = apply_top(make_manager(), tmp_path / "main.yaml")
+    r = apply_top(kit.manager(), tmp_path / "main.yaml")
     a = ev(r, "apply")
     assert a.failed and "apply resources are denied" in a.errors[0]
     assert not (out / "first.txt").exists() and not (out / "g.txt").exists()
@@ -143,7 +144,7 @@ def test_data_inherited_merged_replaced_and_cli_data_wins(tmp_path):
     write(tmp_path / "child.yaml", manifest(
         file_res(out / "c.txt", "{{ Data.color }}/{{ Data.own }}/{{ Data.cli }}"), data={"color": "child", "own": "mine"}))
     write(tmp_path / "main.yaml", manifest(apply_res("child.yaml"), data={"color": "parent", "cli": "p"}))
-    m = make_manager()
+    m = kit.manager()
     m.external_data = {"cli": "from-cli"}
     r = apply_top(m, tmp_path / "main.yaml")
     assert not r.failed, [e.errors for e in r.events]
@@ -151,7 +152,7 @@ def test_data_inherited_merged_replaced_and_cli_data_wins(tmp_path):
     # data property: replaces the parent's data as the overriding data
     write(tmp_path / "main2.yaml", manifest(apply_res("child.yaml", data="{color: given}"),
                                             data={"color": "parent", "cli": "p"}))
-    m = make_manager()
+    m = kit.manager()
     m.external_data = {"cli": "from-cli"}
     r = apply_top(m, tmp_path / "main2.yaml")
     assert not r.failed, [e.errors for e in r.events]
@@ -161,7 +162,7 @@ def test_data_inherited_merged_replaced_and_cli_data_wins(tmp_path):
 
 def test_self_applying_manifest_stops_at_depth_10_with_chain(tmp_path):
     path = write(tmp_path / "loop.yaml", manifest(apply_res("loop.yaml")))
-    m = make_manager()
+    m = kit.manager()
     r = apply_top(m, path)
     top = ev(r, "apply")
     assert top.failed
@@ -179,7 +180,7 @@ def test_failures_propagate_and_child_fail_on_error(tmp_path):
     write(tmp_path / "child.yaml", manifest(exec_res("fails", "/bin/false"), file_res(out / "after.txt", "x"),
                                             fail_on_error=True))
     write(tmp_path / "main.yaml", manifest(apply_res("child.yaml"), file_res(out / "parent.txt", "p")))
-    m = make_manager()
+    m = kit.manager()
     r = apply_top(m, tmp_path / "main.yaml")
     a = ev(r, "apply")
     assert a.failed and a.errors == ["child manifest had 1 failed resources"]
@@ -191,7 +192,7 @@ def test_failures_propagate_and_child_fail_on_error(tmp_path):
 
 def test_missing_child_manifest_fails_resource(tmp_path):
     write(tmp_path / "main.yaml", manifest(apply_res("nope.yaml")))
-    r = apply_top(make_manager(), tmp_path / "main.yaml")
+    r = apply_top(kit.manager(), tmp_path / "main.yaml")
     a = ev(r, "apply")
     assert a.failed and "nope.yaml" in a.errors[0]
 
@@ -203,12 +204,12 @@ def test_missing_child_manifest_fails_resource(tmp_path):
 ])
 def test_validation(raw, message):
     with pytest.raises(ValidationError) as exc:
-        build(make_manager(), "apply", raw)
+        build(kit.manager(), "apply", raw)
     assert message in str(exc.value)
 
 
 def test_defaults():
-    _spec, props = build(make_manager(), "apply", {"name": "m.yaml"})
+    _spec, props = build(kit.manager(), "apply", {"name": "m.yaml"})
     assert props.ensure == "present" and props.get("allow_apply") is True
 
 
@@ -218,7 +219,7 @@ def test_monitor_only_runs_child_health_checks_and_changes_nothing(tmp_path):
         file_res(target, "x")
         + "            health_checks:\n              - command: /bin/sh -c 'exit 2'\n                name: child-check\n"))
     top = write(tmp_path / "top.yaml", manifest(apply_res("child.yaml")))
-    m = make_manager()
+    m = kit.manager()
     mf = load_manifest(top, m)
     result = m.execute(mf, health_check_only=True)
     assert not target.exists(), "health-check-only never changes anything"

@@ -5,8 +5,6 @@ import argparse
 import hashlib
 import io
 import os
-import subprocess
-import sys
 import tarfile
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from ccm.cli.ensure_extra import add_archive_args, archive_properties
 from ccm.model.errors import UsageError, ValidationError
 from tests.httpfixture import Server
+from tests.kit import ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -70,14 +69,13 @@ def test_cli_process_end_to_end(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT, HTTP_PASSWORD="s3cret")
     with Server() as s:
         s.route("/a.tar.gz", body=body, auth=("bob", "s3cret"))
-        argv = [sys.executable, "-m", "ccm", "ensure", "archive", str(tmp_path / "a.tar.gz"), s.url("/a.tar.gz"),
-                "--username", "bob", "--checksum", hashlib.sha256(body).hexdigest(),
-                "--extract", str(tmp_path / "x"), "--creates", str(tmp_path / "x/app/VERSION"), "--cleanup",
+        args = ["ensure", "archive", str(tmp_path / "a.tar.gz"), s.url("/a.tar.gz"), "--username", "bob",
+                "--checksum", hashlib.sha256(body).hexdigest(), "--extract", str(tmp_path / "x"), "--creates", str(tmp_path / "x/app/VERSION"), "--cleanup",
                 "--session", str(tmp_path / "sess")]
-        first = subprocess.run(argv, env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+        first = ccm(*args, env=env, cwd=tmp_path)
         assert first.returncode == 0, first.stdout + first.stderr
         assert "Archive downloaded bytes=" in first.stdout and "changed" in first.stdout
-        second = subprocess.run(argv, env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+        second = ccm(*args, env=env, cwd=tmp_path)
         assert second.returncode == 0 and "stable" in second.stdout
     assert (tmp_path / "x/app/VERSION").read_text() == "v1\n"
     assert not (tmp_path / "a.tar.gz").exists()

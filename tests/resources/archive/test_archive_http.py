@@ -14,7 +14,8 @@ import pytest
 from ccm.model.errors import ProviderError
 from ccm.resources.archive.http import HttpArchiveProvider
 from tests.httpfixture import Server
-from tests.kit_extra import make_manager, output, run
+from tests import kit
+from tests.kit import output, run
 
 
 def tgz(files):
@@ -164,7 +165,7 @@ def raw(server, tmp_path, **kw):
 
 
 def test_flow_download_extract_cleanup_then_stable(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     dest = tmp_path / "opt"
     r = raw(server, tmp_path, checksum=APP_SUM, extract_parent=str(dest), creates=str(dest / "app/VERSION"),
             cleanup=True)
@@ -181,7 +182,7 @@ def test_flow_download_extract_cleanup_then_stable(server, tmp_path):
 
 
 def test_flow_zip_extraction_without_unzip(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     dest = tmp_path / "z"
     ev = run(m, "archive", raw(server, tmp_path, name=str(tmp_path / "a.zip"), url=server.url("/dl/app.zip"),
                               extract_parent=str(dest), creates=str(dest / "z/readme.txt")))
@@ -190,7 +191,7 @@ def test_flow_zip_extraction_without_unzip(server, tmp_path):
 
 
 def test_flow_noop_changes_nothing(server, tmp_path):
-    m = make_manager(noop=True)
+    m = kit.manager(noop=True)
     ev = run(m, "archive", raw(server, tmp_path, extract_parent=str(tmp_path / "x"), creates=str(tmp_path / "x/app")))
     assert ev.changed and ev.noop and not ev.failed
     assert ev.status.noop_message == "Would have downloaded. Would have extracted"
@@ -198,7 +199,7 @@ def test_flow_noop_changes_nothing(server, tmp_path):
 
 
 def test_flow_malicious_archive_fails_and_writes_nothing_outside(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     dest = tmp_path / "dest"
     ev = run(m, "archive", raw(server, tmp_path, name=str(tmp_path / "evil.tar.gz"), url=server.url("/dl/evil.tar.gz"),
                               extract_parent=str(dest), creates=str(dest / "app/ok.txt")))
@@ -208,7 +209,7 @@ def test_flow_malicious_archive_fails_and_writes_nothing_outside(server, tmp_pat
 
 
 def test_flow_secrets_never_in_event_or_log(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     ev = run(m, "archive", raw(server, tmp_path, url=server.url("/private/app.tar.gz", userinfo="bob:wrongpass"),
                               password="hunter2", username="alice"))
     assert ev.failed  # explicit credentials are used (and are wrong)
@@ -219,7 +220,7 @@ def test_flow_secrets_never_in_event_or_log(server, tmp_path):
 
 
 def test_flow_absent_removes_archive_only(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     r = raw(server, tmp_path, extract_parent=str(tmp_path / "x"), creates=str(tmp_path / "x/app/VERSION"))
     assert not run(m, "archive", r).failed
     ev = run(m, "archive", dict(r, ensure="absent"))
@@ -229,7 +230,7 @@ def test_flow_absent_removes_archive_only(server, tmp_path):
 
 
 def test_flow_checksum_mismatch_fails_resource(server, tmp_path):
-    m = make_manager()
+    m = kit.manager()
     ev = run(m, "archive", raw(server, tmp_path, checksum="1" * 64))
     assert ev.failed and "checksum mismatch" in ev.errors[0]
     assert os.listdir(tmp_path) == []

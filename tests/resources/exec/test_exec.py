@@ -10,7 +10,7 @@ from ccm.registry import default_registry
 from ccm.resources import properties as P
 from ccm.resources.exec.logic import ExecLogic
 from ccm.model.events import ResourceState
-from tests import fakes
+from tests import kit
 
 SPEC = default_registry().spec("exec")
 
@@ -45,7 +45,7 @@ def test_plan_table(values, extra, refresh, actions):
 
 
 def test_runs_and_creates_guard(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     marker = tmp_path / "marker"
     ev = apply(mgr, name=f"touch {marker}", creates=str(marker))
     assert ev.changed and not ev.failed and marker.exists()
@@ -56,7 +56,7 @@ def test_runs_and_creates_guard(tmp_path):
 
 
 def test_returns_and_failure_message():
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="/bin/sh -c 'exit 3'")
     assert ev.failed
     assert ev.errors == ["failed to reach desired state: exit code 3: exit code 3 not in allowed returns [0]"]
@@ -65,14 +65,14 @@ def test_returns_and_failure_message():
 
 
 def test_failed_command_with_creates_is_still_a_failure(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     marker = tmp_path / "m"
     ev = apply(mgr, name=f"/bin/sh -c 'touch {marker}; exit 1'", creates=str(marker))
     assert ev.failed and "exit code 1" in ev.errors[0]
 
 
 def test_guards_run_in_noop_and_command_does_not(tmp_path):
-    mgr = fakes.manager(noop=True)
+    mgr = kit.manager(log_level=None, noop=True)
     guard_trace = tmp_path / "guard-ran"
     out = tmp_path / "cmd-ran"
     ev = apply(mgr, name=f"touch {out}", onlyif=f"/bin/sh -c 'touch {guard_trace}'")
@@ -82,7 +82,7 @@ def test_guards_run_in_noop_and_command_does_not(tmp_path):
 
 
 def test_timeout_kills_whole_process_group(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
     ev = apply(mgr, name="/bin/sh", command=f"/bin/sh -c 'sleep 30 & echo $! > {pidfile}; wait'", timeout="1s")
@@ -110,7 +110,7 @@ def test_path_is_a_real_search_path_and_environment(tmp_path):
     out = tmp_path / "out"
     tool.write_text(f"#!/bin/sh\necho \"$GREETING $PATH\" > {out}\n")
     tool.chmod(0o755)
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="mytool", path=f"{bindir}:/usr/bin:/bin", environment=["GREETING=hi there"])
     assert not ev.failed, ev.errors
     assert out.read_text().strip() == f"hi there {bindir}:/usr/bin:/bin"
@@ -121,7 +121,7 @@ def test_path_is_a_real_search_path_and_environment(tmp_path):
 def test_child_environment_is_fixed_not_inherited(tmp_path, monkeypatch):
     monkeypatch.setenv("CCM_SECRET_TOKEN", "leak")
     out = tmp_path / "env"
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="/bin/sh", command=f"/bin/sh -c 'env > {out}'")
     assert not ev.failed
     env = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
@@ -130,14 +130,14 @@ def test_child_environment_is_fixed_not_inherited(tmp_path, monkeypatch):
 
 
 def test_cwd_and_shell_provider(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="pwd-check", command="pwd > here.txt", cwd=str(tmp_path), provider="shell")
     assert not ev.failed and ev.provider == "shell"
     assert (tmp_path / "here.txt").read_text().strip() == str(tmp_path)
 
 
 def test_subscribe_refresh_and_missing_target(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     f = tmp_path / "conf"
     counter = tmp_path / "count"
     fspec = default_registry().spec("file")
@@ -158,19 +158,19 @@ def test_subscribe_refresh_and_missing_target(tmp_path):
 
 
 def test_logoutput_goes_to_user_log():
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="/bin/echo line-one", logoutput=True)
     assert not ev.failed
-    assert "line-one" in mgr.output.getvalue()
+    assert "line-one" in kit.output(mgr)
 
 
 def test_logoutput_lines_are_marked_and_carried_output_is_scrubbed():
     """Issue 24: a command's lines carry output= (they cannot pass for ccm's own) and a URL
     password it prints reaches neither the log nor the failure."""
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     ev = apply(mgr, name="noisy", command="/bin/sh -c 'echo https://u:Pw-Canary@h/r; echo oops >&2; exit 2'",
                logoutput=True)
-    out = mgr.output.getvalue()
+    out = kit.output(mgr)
     assert ev.failed and "Pw-Canary" not in out and "Pw-Canary" not in ev.errors[0]
     assert " INFO  exec#noisy output=https://REDACTED@h/r" in out
     assert " WARN  exec#noisy stream=stderr output=oops" in out

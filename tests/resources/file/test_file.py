@@ -15,7 +15,7 @@ from ccm.registry import default_registry
 from ccm.resources import properties as P
 from ccm.resources.file.logic import FileLogic
 from ccm.resources.file.observation import FileObservation
-from tests import fakes
+from tests import kit
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MYGROUP = grp.getgrgid(os.getgid()).gr_name
@@ -108,7 +108,7 @@ def apply(mgr, **values):
 
 
 def test_content_file_lifecycle(tmp_path):
-    mgr = fakes.manager(working_dir=str(tmp_path))
+    mgr = kit.manager(log_level=None, working_dir=str(tmp_path))
     target = tmp_path / "motd"
     ev = apply(mgr, name=str(target), ensure="present", content="hello {{ Data.who ?? 'world' }}\n", mode="640")
     assert not ev.failed and ev.changed, ev.errors
@@ -126,7 +126,7 @@ def test_content_file_lifecycle(tmp_path):
 
 
 def test_noop_changes_nothing(tmp_path):
-    mgr = fakes.manager(noop=True)
+    mgr = kit.manager(log_level=None, noop=True)
     target = tmp_path / "f"
     ev = apply(mgr, name=str(target), ensure="present", content="x")
     assert ev.changed and ev.noop and ev.noop_message == "would create"
@@ -136,7 +136,7 @@ def test_noop_changes_nothing(tmp_path):
 def test_source_relative_to_working_dir(tmp_path):
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "src.txt").write_bytes(b"\x00binary\xff")
-    mgr = fakes.manager(working_dir=str(tmp_path))
+    mgr = kit.manager(log_level=None, working_dir=str(tmp_path))
     target = tmp_path / "out.bin"
     ev = apply(mgr, name=str(target), ensure="present", source="files/src.txt")
     assert not ev.failed, ev.errors
@@ -148,7 +148,7 @@ def test_source_relative_to_working_dir(tmp_path):
 
 
 def test_directory_execute_bits_and_attribute_only(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     d = tmp_path / "d"
     ev = apply(mgr, name=str(d), ensure="directory", mode="0640")
     assert not ev.failed and stat.S_IMODE(d.stat().st_mode) == 0o750
@@ -164,7 +164,7 @@ def test_directory_execute_bits_and_attribute_only(tmp_path):
 
 
 def test_numeric_owner_matches_name(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     f = tmp_path / "f"
     apply(mgr, name=str(f), ensure="present", content="a", owner=str(os.getuid()), group=str(os.getgid()))
     ev = apply(mgr, name=str(f), ensure="present", content="a")
@@ -172,7 +172,7 @@ def test_numeric_owner_matches_name(tmp_path):
 
 
 def test_unknown_owner_fails_at_run_time(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     f = tmp_path / "f"
     ev = apply(mgr, name=str(f), ensure="present", content="a", owner="no-such-user-ccm")
     assert ev.failed and 'could not lookup user "no-such-user-ccm": no such user' in ev.errors[0]
@@ -180,7 +180,7 @@ def test_unknown_owner_fails_at_run_time(tmp_path):
 
 
 def test_directory_removal_needs_force(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     d = tmp_path / "d"
     (d / "sub").mkdir(parents=True)
     ev = apply(mgr, name=str(d), ensure="absent")
@@ -190,7 +190,7 @@ def test_directory_removal_needs_force(tmp_path):
 
 
 def test_symlinks_not_followed_for_attributes(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     real = tmp_path / "real"
     real.write_text("x")
     os.chmod(real, 0o600)
@@ -206,7 +206,7 @@ def test_symlinks_not_followed_for_attributes(tmp_path):
 
 
 def test_deferred_content_failure_is_run_time_failure(tmp_path):
-    mgr = fakes.manager()
+    mgr = kit.manager(log_level=None)
     f = tmp_path / "f"
     ev = apply(mgr, name=str(f), ensure="present", content="{{ lookup('data.missing') }}")
     assert ev.failed and "missing key" in ev.errors[0]

@@ -24,7 +24,7 @@ from ccm.resources import properties as P
 from ccm.resources.package.apt import parse_candidate, parse_version_table
 from ccm.runner import SubprocessRunner
 
-from tests import fakes
+from tests import kit
 
 pytestmark = [
     pytest.mark.apt,
@@ -89,7 +89,7 @@ def package():
 
 
 def manager(noop=False, runner=None):
-    return fakes.manager(registry=Registry(BUILTIN_TYPES), noop=noop, runner=runner or RecordingRunner())
+    return kit.manager(log_level=None, registry=Registry(BUILTIN_TYPES), noop=noop, runner=runner or RecordingRunner())
 
 
 def ensure(m, name, value):

@@ -17,12 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from ccm.resources.package.dnf import QUERY_ALL, QUERY_FORMAT
+from tests import kit
 
 pytestmark = [
     pytest.mark.dnf,
@@ -85,11 +85,7 @@ class Env:
     def ccm(self, *args, check=True):
         env = {k: v for k, v in os.environ.items() if not k.startswith("CCM_")}
         env.update(PATH=f"{self.bin}:/usr/bin:/bin:/usr/sbin:/sbin", PYTHONPATH=REPO, HOME=self.work)
-        r = subprocess.run([sys.executable, "-m", "ccm"] + list(args), capture_output=True, text=True, env=env,
-                           cwd=self.work, timeout=600)
-        if check:
-            assert r.returncode == 0, r.stdout + r.stderr
-        return r
+        return kit.ccm(*args, env=env, cwd=self.work, timeout=600, check=check)
 
     def apply(self, resources, *extra, check=True):
         path = os.path.join(self.work, "manifest.yaml")

@@ -12,7 +12,7 @@ from ccm.resources import BUILTIN_TYPES
 from ccm.resources import properties as P
 from ccm.resources.package.logic import PackageLogic
 
-from tests import fakes
+from tests import kit
 
 REG = Registry(BUILTIN_TYPES)
 SPEC = REG.spec("package")
@@ -157,8 +157,8 @@ class FakePackageProvider:
 
 def run(provider, ensure, noop=False, name="zsh"):
     reg = Registry(BUILTIN_TYPES)
-    reg.register(fakes.StaticFactory("package", "fake", provider))
-    m = fakes.manager(registry=reg, noop=noop)
+    reg.register(kit.StaticFactory("package", "fake", provider))
+    m = kit.manager(log_level=None, registry=reg, noop=noop)
     p = P.build(reg.spec("package"), {"name": name, "ensure": ensure})
     P.validate(reg.spec("package"), p)
     return m.apply_resource(p)

@@ -22,7 +22,7 @@ from ccm.resources import BUILTIN_TYPES
 from ccm.resources.package.apt import QUERY_ALL, STATUS_FORMAT
 from ccm.runner import SubprocessRunner
 
-from tests import fakes
+from tests import kit
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-query") is None or shutil.which("apt-get") is None,
                                 reason="needs dpkg (a Debian host)")
@@ -51,7 +51,7 @@ class RecordingRunner(SubprocessRunner):
 def run_manifest(tmp_path, body, runner):
     path = tmp_path / "manifest.yaml"
     path.write_text("ccm:\n  resources:\n" + body)
-    m = fakes.manager(registry=Registry(BUILTIN_TYPES), runner=runner)
+    m = kit.manager(log_level=None, registry=Registry(BUILTIN_TYPES), runner=runner)
     return m.execute(load_manifest(str(path), m)), m
 
 

@@ -10,7 +10,8 @@ from ccm.model.errors import ValidationError
 from ccm.model.events import ResourceState
 from ccm.resources.scaffold.choria import post_argv
 from ccm.resources.scaffold.logic import ScaffoldLogic
-from tests.kit_extra import build, make_manager, output, run
+from tests import kit
+from tests.kit import build, output, run
 
 
 def tree(root, files):
@@ -55,12 +56,12 @@ def test_validation(raw, message):
     base = {"name": "/opt/app", "ensure": "present", "source": "/srv/tpl"}
     base.update(raw)
     with pytest.raises(ValidationError) as exc:
-        build(make_manager(), "scaffold", base)
+        build(kit.manager(), "scaffold", base)
     assert message in str(exc.value)
 
 
 def test_engine_defaults_to_jet_when_omitted():
-    _spec, props = build(make_manager(), "scaffold", {"name": "/opt/app", "ensure": "present", "source": "/x"})
+    _spec, props = build(kit.manager(), "scaffold", {"name": "/opt/app", "ensure": "present", "source": "/x"})
     assert props.get("engine") == "jet"
 
 
@@ -84,7 +85,7 @@ def st(changed=(), stable=(), purged=(), exists=True):
     ({"ensure": "absent"}, st(stable=["/t/a"], changed=["/t/b"]), ("remove",), "Would have removed 2 scaffold files"),
 ])
 def test_plan(raw, state, actions, message):
-    props = build(make_manager(), "scaffold", dict({"name": "/t", "ensure": "present", "source": "/s"}, **raw))[1]
+    props = build(kit.manager(), "scaffold", dict({"name": "/t", "ensure": "present", "source": "/s"}, **raw))[1]
     plan = ScaffoldLogic().plan(props, state)
     assert plan.actions == actions and plan.noop_message == message
 
@@ -112,7 +113,7 @@ def test_jet_default_field_access_partials_write_and_convergence(dirs):
         "_partials/header.txt": "# host [[ .facts.hostname ]]\n",
         "sub/dir/nested.txt": "nested [[ Data.port ]]",
     })
-    m = make_manager(data={"port": 8080, "users": ["alice", "bob"]})
+    m = kit.manager(data={"port": 8080, "users": ["alice", "bob"]})
     ev = scaffold(m, src, target)
     assert not ev.failed, ev.errors
     assert ev.changed
@@ -135,7 +136,7 @@ def test_go_engine_field_access_range_with(dirs):
                     '{{ render "_partials/p.txt" .data }}',
         "_partials/p.txt": "partial port {{ .port }}",
     })
-    m = make_manager(data={"port": 8080, "users": ["alice", "bob"]})
+    m = kit.manager(data={"port": 8080, "users": ["alice", "bob"]})
     ev = scaffold(m, src, target, engine="go")
     assert not ev.failed, ev.errors
     assert read(target / "svc.conf") == "os=linux port=8080\nu=alice u=bob \n8080 8080 08080\npartial port 8080"
@@ -144,7 +145,7 @@ def test_go_engine_field_access_range_with(dirs):
 def test_custom_delimiters_both_engines(dirs, tmp_path):
     src, target = dirs
     tree(src, {"a.txt": "<< .data.x >> {{ not a template }} [[ neither ]]"})
-    m = make_manager(data={"x": "X"})
+    m = kit.manager(data={"x": "X"})
     assert not scaffold(m, src, target, engine="go", left_delimiter="<<", right_delimiter=">>").failed
     assert read(target / "a.txt") == "X {{ not a template }} [[ neither ]]"
     target2 = tmp_path / "t2"
@@ -155,7 +156,7 @@ def test_custom_delimiters_both_engines(dirs, tmp_path):
 def test_data_property_replaces_hiera_data(dirs):
     src, target = dirs
     tree(src, {"a.txt": "[[ data.name ]]|[[ isset(data.hiera_only) ]]|[[ lookup(\"data.name\") ]]|[[ data.n + 1 ]]"})
-    m = make_manager(data={"name": "from-hiera", "hiera_only": 1, "n": 0})
+    m = kit.manager(data={"name": "from-hiera", "hiera_only": 1, "n": 0})
     ev = scaffold(m, src, target, data={"name": "{{ Data.name }}-custom", "n": 41})
     assert not ev.failed, ev.errors
     assert read(target / "a.txt") == "from-hiera-custom|false|from-hiera-custom|42"
@@ -164,7 +165,7 @@ def test_data_property_replaces_hiera_data(dirs):
 def test_skip_empty(dirs):
     src, target = dirs
     tree(src, {"empty.txt": "[[ if false ]]x[[ end ]]  \n", "full.txt": "x"})
-    assert not scaffold(make_manager(), src, target, skip_empty=True).failed
+    assert not scaffold(kit.manager(), src, target, skip_empty=True).failed
     assert listing(target) == ["full.txt"]
 
 
@@ -172,7 +173,7 @@ def test_purge_and_unrelated_files(dirs):
     src, target = dirs
     tree(src, {"a.txt": "a"})
     tree(target, {"old.txt": "stale", "keep/deep.txt": "x"})
-    m = make_manager()
+    m = kit.manager()
     ev = scaffold(m, src, target)
     assert not ev.failed and listing(target) == ["a.txt", "keep/deep.txt", "old.txt"]
     ev = scaffold(m, src, target)
@@ -186,15 +187,15 @@ def test_purge_and_unrelated_files(dirs):
 def test_per_file_changed_detection_and_noop(dirs):
     src, target = dirs
     tree(src, {"a.txt": "a", "b.txt": "b", "c.txt": "c"})
-    assert not scaffold(make_manager(), src, target).failed
+    assert not scaffold(kit.manager(), src, target).failed
     (target / "b.txt").write_text("edited")
-    m = make_manager(noop=True)
+    m = kit.manager(noop=True)
     ev = scaffold(m, src, target)
     assert ev.noop and ev.changed and not ev.failed
     assert ev.status.metadata["changed"] == [str(target / "b.txt")]
     assert ev.status.noop_message == "Would have changed 1 scaffold files"
     assert read(target / "b.txt") == "edited"  # noop wrote nothing
-    ev = scaffold(make_manager(), src, target)
+    ev = scaffold(kit.manager(), src, target)
     assert ev.changed and read(target / "b.txt") == "b"
 
 
@@ -204,7 +205,7 @@ def test_post_commands_real_only_and_content_changing_post_converges(dirs, tmp_p
     tree(src, {"run.sh": "echo foo\n", "conf.txt": "x\n"})
     post = [{"*.sh": "chmod +x {}"}, {"*.sh": "sed -i s/foo/bar/ {}"},
             {"*.sh": f"sh -c 'echo ran >> {log}'"}]
-    m = make_manager()
+    m = kit.manager()
     ev = scaffold(m, src, target, post=post)
     assert not ev.failed, ev.errors
     assert read(target / "run.sh") == "echo bar\n"
@@ -223,7 +224,7 @@ def test_post_commands_real_only_and_content_changing_post_converges(dirs, tmp_p
 def test_post_failure_message(dirs):
     src, target = dirs
     tree(src, {"a.txt": "x"})
-    ev = scaffold(make_manager(), src, target, post=[{"*.txt": "sh -c 'echo broken; exit 3'"}])
+    ev = scaffold(kit.manager(), src, target, post=[{"*.txt": "sh -c 'echo broken; exit 3'"}])
     assert ev.failed
     assert "failed to post process" in ev.errors[0] and "exit status 3" in ev.errors[0]
     assert ev.errors[0].endswith("\nstdout:\n  broken")   # the output tail
@@ -234,7 +235,7 @@ def test_post_failure_output_is_scrubbed(dirs):
     """Issue 24: a failing command's carried output goes through the one scrubber."""
     src, target = dirs
     tree(src, {"a.txt": "x"})
-    ev = scaffold(make_manager(), src, target,
+    ev = scaffold(kit.manager(), src, target,
                   post=[{"*.txt": "sh -c 'echo fetch https://bot:Pw-Canary@git.example.com/x; exit 3'"}])
     assert ev.failed and "Pw-Canary" not in ev.errors[0]
     assert ev.errors[0].endswith("stdout:\n  fetch https://REDACTED@git.example.com/x")
@@ -243,7 +244,7 @@ def test_post_failure_output_is_scrubbed(dirs):
 def test_template_error_names_the_file(dirs):
     src, target = dirs
     tree(src, {"bad.txt": "[[ lookup(\"data.missing\") ]]"})
-    ev = scaffold(make_manager(), src, target)
+    ev = scaffold(kit.manager(), src, target)
     assert ev.failed and "bad.txt" in ev.errors[0]
 
 
@@ -251,13 +252,13 @@ def test_invalid_file_in_source(dirs):
     src, target = dirs
     tree(src, {"a.txt": "x"})
     os.mkfifo(str(src / "pipe"))
-    ev = scaffold(make_manager(), src, target)
+    ev = scaffold(kit.manager(), src, target)
     assert ev.failed and "invalid file in source: pipe" in ev.errors[0]
 
 
 def test_relative_source_uses_working_dir(tmp_path):
     tree(tmp_path / "manifest" / "templates", {"x.txt": "rel"})
-    m = make_manager(working_dir=str(tmp_path / "manifest"))
+    m = kit.manager(working_dir=str(tmp_path / "manifest"))
     ev = scaffold(m, "templates", tmp_path / "out")
     assert not ev.failed, ev.errors
     assert read(tmp_path / "out/x.txt") == "rel"
@@ -266,7 +267,7 @@ def test_relative_source_uses_working_dir(tmp_path):
 def test_absent_removes_managed_files_and_empty_dirs_only(dirs):
     src, target = dirs
     tree(src, {"a.txt": "a", "d/e/f.txt": "f"})
-    m = make_manager()
+    m = kit.manager()
     assert not scaffold(m, src, target).failed
     tree(target, {"d/mine.txt": "unrelated"})
     ev = scaffold(m, src, target, ensure="absent")
@@ -290,7 +291,7 @@ def test_manifest_without_engine_renders_with_jet_and_noop_purge_logs(tmp_path):
         "data:\n  x: 1\nccm:\n  resources:\n    - scaffold:\n        - %s:\n            ensure: present\n"
         "            source: tpl\n            purge: true\n            data:\n              key: \"{{ Data.x + 1 }}\"\n"
         % (tmp_path / "out"))
-    m = make_manager(noop=True)
+    m = kit.manager(noop=True)
     result = m.execute(load_manifest(str(tmp_path / "manifest.yaml"), m))
     ev = result.events[0]
     assert not ev.failed, ev.errors
@@ -298,7 +299,7 @@ def test_manifest_without_engine_renders_with_jet_and_noop_purge_logs(tmp_path):
     assert ev.status.noop_message == "Would have changed 2 scaffold files"
     assert "Would have removed file" in output(m) and "stale.txt" in output(m)
     assert listing(tmp_path / "out") == ["stale.txt"]
-    m = make_manager()
+    m = kit.manager()
     result = m.execute(load_manifest(str(tmp_path / "manifest.yaml"), m))
     assert not result.failed
     assert listing(tmp_path / "out") == ["a.txt"] and read(tmp_path / "out/a.txt") == "x=2"
@@ -313,7 +314,7 @@ def test_write_and_render_stay_inside(tmp_path, template, message):
     src, target = tmp_path / "src", tmp_path / "target"
     tree(src, {"a.txt": template})
     (tmp_path / "secret.txt").write_text("secret")
-    ev = scaffold(make_manager(), src, target)
+    ev = scaffold(kit.manager(), src, target)
     assert ev.failed and message in ev.errors[0]
     assert not (tmp_path / "escape.txt").exists() and not os.path.exists("/tmp/abs-escape.txt")
     assert not target.exists()

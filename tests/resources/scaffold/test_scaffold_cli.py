@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 
 import pytest
 
 from ccm.cli.ensure_extra import add_scaffold_args, scaffold_properties
 from ccm.model.errors import UsageError, ValidationError
+from tests.kit import ccm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -47,14 +46,13 @@ def test_cli_process_end_to_end(tmp_path):
     src.mkdir()
     (src / "run.sh").write_text("echo [[ 1 + 1 ]] [[ len(facts) > 0 ]]\n")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    argv = [sys.executable, "-m", "ccm", "ensure", "scaffold", str(tmp_path / "out"), "src",
-            "--post", "*.sh=chmod +x {}"]
-    first = subprocess.run(argv, env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    args = ["ensure", "scaffold", str(tmp_path / "out"), "src", "--post", "*.sh=chmod +x {}"]
+    first = ccm(*args, env=env, cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "changed" in first.stdout
     assert os.access(tmp_path / "out/run.sh", os.X_OK)
     assert (tmp_path / "out/run.sh").read_text() == "echo 2 true\n"
-    second = subprocess.run(argv + ["--noop"], env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    second = ccm(*args, "--noop", env=env, cwd=tmp_path)
     assert second.returncode == 0 and "stable" in second.stdout, second.stdout + second.stderr
-    missing = subprocess.run(argv[:6], env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    missing = ccm(*args[:3], env=env, cwd=tmp_path)
     assert missing.returncode == 1 and "source cannot be empty" in missing.stderr

@@ -12,7 +12,7 @@ from ccm.resources import BUILTIN_TYPES
 from ccm.resources import properties as P
 from ccm.resources.service.logic import ServiceLogic
 
-from tests import fakes
+from tests import kit
 
 REG = Registry(BUILTIN_TYPES)
 SPEC = REG.spec("service")
@@ -138,8 +138,8 @@ class FakeServiceProvider:
 
 def manager(provider, noop=False):
     reg = Registry(BUILTIN_TYPES)
-    reg.register(fakes.StaticFactory("service", "fake", provider))
-    return fakes.manager(registry=reg, noop=noop)
+    reg.register(kit.StaticFactory("service", "fake", provider))
+    return kit.manager(log_level=None, registry=reg, noop=noop)
 
 
 def apply(m, **values):
@@ -213,4 +213,4 @@ def test_failed_start_reports_reason_and_command_output():
     assert ev.failed
     assert ev.errors == ["failed to reach desired state: running: service is stopped, expected running "
                          "(systemctl start --system nginx exited 1: Job for nginx.service failed)"]
-    assert "Service command failed" in m.output.getvalue()
+    assert "Service command failed" in kit.output(m)

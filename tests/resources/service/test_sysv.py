@@ -164,7 +164,7 @@ def test_a_failed_start_carries_the_last_20_lines_of_output(tmp_path):
     from ccm.resources import BUILTIN_TYPES
     from ccm.resources import properties as P
 
-    from tests import fakes
+    from tests import kit
 
     init_dir = tmp_path / "init.d"
     init_dir.mkdir()
@@ -181,8 +181,8 @@ def test_a_failed_start_carries_the_last_20_lines_of_output(tmp_path):
     assert len([ln for ln in lines if ln.startswith("  ")]) == 20
 
     reg = Registry(BUILTIN_TYPES)
-    reg.register(fakes.StaticFactory("service", "sysv", p))
-    m = fakes.manager(registry=reg)
+    reg.register(kit.StaticFactory("service", "sysv", p))
+    m = kit.manager(log_level=None, registry=reg)
     spec = reg.spec("service")
     props = P.build(spec, {"name": "ccmfaild", "ensure": "running"})
     P.validate(spec, props)

@@ -19,7 +19,7 @@ from ccm.resources import properties as P
 from ccm.resources.service import host
 from ccm.resources.service.sysv import start_links
 
-from tests import fakes
+from tests import kit
 from tests.resources.service import initscript
 
 pytestmark = [
@@ -72,7 +72,7 @@ def daemon(tmp_path):
 
 
 def new_manager():
-    return fakes.manager(registry=Registry(BUILTIN_TYPES))
+    return kit.manager(log_level=None, registry=Registry(BUILTIN_TYPES))
 
 
 def apply(m, type_name, **values):
@@ -159,7 +159,7 @@ def test_enable_and_disable(daemon):
 
 
 def test_noop_changes_nothing(daemon):
-    m = fakes.manager(registry=Registry(BUILTIN_TYPES), noop=True)
+    m = kit.manager(log_level=None, registry=Registry(BUILTIN_TYPES), noop=True)
     ev = service(m, enable=True)
     assert ev.changed and ev.noop and ev.noop_message == "Would have started, would have enabled"
     assert initscript.read_pid(daemon["pidfile"]) is None

@@ -19,7 +19,8 @@ import sys
 from ccm.apply import load_manifest
 from ccm.resources.file import steady
 from tests import twins
-from tests.kit_extra import make_manager, output
+from tests import kit
+from tests.kit import output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MYGROUP = grp.getgrgid(os.getgid()).gr_name
@@ -87,7 +88,7 @@ def _runs(root, capsys):
     manifest = _workspace(root)
     out = []
     for noop in (True, False, False, True):   # noop before anything changed, first, steady, noop when steady
-        m = make_manager(noop=noop)
+        m = kit.manager(noop=noop)
         result = m.execute(load_manifest(str(manifest), m), diff=noop)
         text = twins.log_text(root, output(m) + capsys.readouterr().out)   # and the diffs
         out.append(([twins.wire(root, e) for e in result.events], twins.summary(result), text, _files(root)))

@@ -19,7 +19,8 @@ import pytest
 from ccm.apply import load_manifest
 from ccm.model.events import EventRecord, TransactionEvent
 from tests import twins
-from tests.kit_extra import make_manager, output
+from tests import kit
+from tests.kit import output
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 MYGROUP = grp.getgrgid(os.getgid()).gr_name
@@ -69,7 +70,7 @@ def _runs(root):
     manifest = _workspace(root)
     out = []
     for _ in range(2):   # first, then steady
-        m = make_manager()
+        m = kit.manager()
         result = m.execute(load_manifest(str(manifest), m))
         out.append(([twins.wire(root, e) for e in result.events], twins.summary(result),
                     twins.log_text(root, output(m))))
@@ -96,9 +97,9 @@ def test_steady_and_first_runs_equal_the_plain_flow(tmp_path, monkeypatch):
 def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
     """Records or whole events, as the store is told; counts unchanged."""
     manifest = _workspace(tmp_path)
-    m = make_manager()
+    m = kit.manager()
     m.execute(load_manifest(str(manifest), m))
-    m = make_manager()
+    m = kit.manager()
     m.session.keep_events = keep
     result = m.execute(load_manifest(str(manifest), m))
     assert [isinstance(e, TransactionEvent if keep else EventRecord) for e in result.events] == [True] * 12
@@ -108,7 +109,7 @@ def test_steady_run_keeps_what_the_store_keeps(tmp_path, monkeypatch, keep):
 def test_the_resource_log_binds_on_first_use_and_logs_as_the_bound_log():
     from ccm.resources.base import RunFlow
 
-    m = make_manager()
+    m = kit.manager()
     parent = m.user_log
     ctx = RunFlow(m, m.single_run()).context("file", "/etc/x")
     eager = parent.bind(type="file", name="/etc/x")
@@ -130,7 +131,7 @@ def test_a_run_flow_context_holds_what_the_plain_context_holds():
     from ccm.model.run import Run
     from ccm.resources.base import RunFlow, context
 
-    m = make_manager(noop=True, working_dir="/srv/w")
+    m = kit.manager(noop=True, working_dir="/srv/w")
     run = Run(log=m.user_log, sink=DIRECT, noop=True, depth=1, chain=("/a.yaml", "/b.yaml"))
     flow = RunFlow(m, run)
     ctx, other = flow.context("file", "/etc/x"), flow.context("exec", "y")

@@ -25,7 +25,8 @@ from ccm.apply.batch import RunBatch
 from ccm.model.events import TransactionEvent
 from ccm.resources.file.posix import PosixFileProvider
 from tests import twins   # an event's wire form without ids and times
-from tests.kit_extra import make_manager, output
+from tests import kit
+from tests.kit import output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ME = pwd.getpwuid(os.getuid()).pw_name
@@ -46,7 +47,7 @@ def exec_res(name, command, extra=""):
 def run_manifest(tmp_path, *resources, fail_on_error=False, name="m.yaml"):
     path = tmp_path / name
     path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
-    m = make_manager()
+    m = kit.manager()
     result = m.execute(load_manifest(str(path), m))
     return m, result
 
@@ -106,7 +107,7 @@ def test_batched_runs_equal_the_direct_sink(tmp_path, monkeypatch, fail_on_error
         path.write_text(f"ccm:\n  fail_on_error: {str(fail_on_error).lower()}\n  resources:\n" + "".join(resources))
         outcomes = []
         for _ in range(2):   # first, then steady
-            m = make_manager()
+            m = kit.manager()
             result = m.execute(load_manifest(str(path), m))
             outcomes.append(([twins.wire(work, e) for e in result.events], twins.summary(result),
                              twins.log_text(work, output(m)), result.terminated, _tree(work / "d")))
@@ -261,7 +262,7 @@ def test_depended_on_resources_end_the_batch(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a") + file_res(tmp_path / "b", "b")
                     + exec_res("x", "/bin/true", f'            subscribe: ["file#{tmp_path / "a"}"]\n'))
-    m = make_manager()
+    m = kit.manager()
     manifest = load_manifest(str(path), m)
     batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert batch is not None
@@ -281,9 +282,9 @@ def test_no_batch_in_noop_or_health_check_only_runs(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "a", "a"))
     for noop, hc in ((True, False), (False, True)):
-        m = make_manager(noop=noop)
+        m = kit.manager(noop=noop)
         assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=noop, health_check_only=hc) is None
-    m = make_manager()
+    m = kit.manager()
     assert RunBatch.for_run(load_manifest(str(path), m), m.working_dir, noop=False, health_check_only=False) is not None
 
 
@@ -341,6 +342,30 @@ def test_syncfs_pass_for_many_files(tmp_path):
     assert all(open(str(tmp_path / f"f{i}")).read() == f"new {i}" for i in range(fsafe._SYNCFS_MIN + 4))
 
 
+@pytest.mark.parametrize("mode", ["", "fsync"])
+def test_sync_mode_fsync_makes_each_staged_file_durable_with_its_own_fsync(tmp_path, monkeypatch, mode):
+    """``CCM_SYNC_MODE=fsync`` (the plain twin of the syncfs pass): an fsync per staged
+    file and no syncfs; the files left are those of the default pass."""
+    monkeypatch.setenv("CCM_SYNC_MODE", mode)
+    monkeypatch.setattr(fsafe, "_syncfs", None)   # chosen again, under the switch
+    fsyncs = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: fsyncs.append(fd) or real_fsync(fd))
+    n = fsafe._SYNCFS_MIN + 4
+    _, batch = _staged_batch(tmp_path, n)
+    staged = [w.fd for w in batch.fs.writes]
+    batch.fs.sync()
+    assert all(w.synced and w.error is None for w in batch.fs.writes)
+    per_file = [fd for fd in fsyncs if fd in staged]
+    if mode == "fsync":
+        assert fsafe._syncfs is False and sorted(per_file) == sorted(staged)
+    elif fsafe._syncfs:   # a kernel whose syncfs reports writeback errors (5.8+): one pass
+        assert per_file == []
+    batch.commit(False)
+    assert [open(str(tmp_path / f"f{i}")).read() for i in range(n)] == [f"new {i}" for i in range(n)]
+    assert temps(tmp_path) == []
+
+
 def test_a_staged_write_replaces_a_symlink_at_the_target_and_never_follows_it(tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("keep")
@@ -385,7 +410,7 @@ def test_resources_that_publish_or_check_or_gate_are_not_batched(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text("ccm:\n  resources:\n" + "".join(
         file_res(tmp_path / f"f{i}", "x", extra) for i, extra in enumerate(extras)))
-    m = make_manager()
+    m = kit.manager()
     manifest = load_manifest(str(path), m)
     batch = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
     assert [batch.admit(e) for e in manifest.resources] == [False, False, False, True]
@@ -399,7 +424,7 @@ def test_each_unbatched_property_keeps_a_resource_out_only_when_it_is_not_empty(
     from ccm.apply.batch import _UNBATCHED
     from ccm.model.resource import Properties
 
-    m = make_manager()
+    m = kit.manager()
     fields = m.spec("file").all_fields
     set_values = {"require": ["file#/x"], "subscribe": ["exec#y"], "control": {"if": "true"},
                   "health_checks": [{"command": "/bin/true"}],
@@ -436,7 +461,7 @@ def test_a_template_free_manifest_admits_what_the_full_test_admits(tmp_path):
                  exec_res("x", "/bin/true")]
     path = tmp_path / "m.yaml"
     path.write_text("ccm:\n  resources:\n" + "".join(resources))
-    m = make_manager()
+    m = kit.manager()
     manifest = load_manifest(str(path), m)
     assert manifest.template_free
     fast = RunBatch.for_run(manifest, m.working_dir, noop=False, health_check_only=False)
@@ -464,7 +489,7 @@ def test_template_free_is_known_at_load_and_from_the_plan_cache(tmp_path, monkey
     templated = tmp_path / "t.yaml"
     templated.write_text("ccm:\n  resources:\n" + file_res(tmp_path / "b", "{{ 1 + 1 }}"))
     for _ in range(2):   # a full load, then the plan cache
-        m = make_manager()
+        m = kit.manager()
         assert load_manifest(str(plain), m, plan_cache=True).template_free
-        m = make_manager()
+        m = kit.manager()
         assert not load_manifest(str(templated), m, plan_cache=True).template_free
