@@ -9,7 +9,7 @@ import os
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
-from ccm.model.resource import Properties, is_templated
+from ccm.model.resource import REFERENCE_FIELDS, Properties, is_templated
 from ccm.model.value import ValueObject
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -313,7 +313,7 @@ def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[in
 
 def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
     out = []
-    for key in ("require", "subscribe"):
+    for key in REFERENCE_FIELDS:
         refs = props.values.get(key)
         if refs and any(f.key == key for f in props.fields):
             for ref in refs:

@@ -84,10 +84,12 @@ def _declared_ids(entries: Any) -> Set[Tuple[str, str]]:
 
 def _outside_references(manifest: Any, session: _Declared) -> List[str]:
     """A warning for each reference to a resource the manifest does not declare."""
+    from ccm.model.resource import REFERENCE_FIELDS
+
     own = _declared_ids(manifest.resources)
     out = []
     for entry in manifest.resources:
-        for key in ("require", "subscribe"):
+        for key in REFERENCE_FIELDS:
             for ref in entry.props.get(key) or []:
                 t, _, n = str(ref).partition("#")
                 if (t, n) in session.asked and (t, n) not in own:
