@@ -18,7 +18,7 @@ Guarantees:
   the lock file by whoever holds it (with ``/proc/locks`` as a fallback when the holder
   has not written yet);
 * the *run* lock (``acquire_run_lock``) serialises whole ``ccm apply`` runs host-wide;
-  a second run fails at once (``RunLockHeld``, exit 3) unless told to wait;
+  a second run is skipped at once (``RunLockHeld``, exit ``EXIT_LOCKED``, 8) unless told to wait;
 * the kernel drops a dead holder's lock, so a stale file never blocks anyone.
 
 Granularity (a product decision, upstream locks each command): providers take the lock
@@ -400,8 +400,13 @@ def service_lock() -> GlobalLock:
     return named("service")
 
 
+# The exit code of a run skipped because another run holds the lock: it sets neither the
+# 2 (changed) nor the 4 (failed) bit of ``--detailed-exit-codes`` (0/2/4/6), nor 1.
+EXIT_LOCKED = 8
+
+
 class RunLockHeld(LockTimeout):
-    """Another ccm run holds the host-wide run lock (exit code 3)."""
+    """Another ccm run holds the host-wide run lock (exit code ``EXIT_LOCKED``)."""
 
 
 def run_lock() -> GlobalLock:

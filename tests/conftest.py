@@ -9,11 +9,30 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
-def pytest_configure(config):
-    # Keep the tests' schema-verdict cache away from the host's /var/cache/ccm.
-    import tempfile
+_OWN_CACHE_DIR = []   # the cache directory this process made (and so removes)
 
-    os.environ.setdefault("CCM_CACHE_DIR", tempfile.mkdtemp(prefix="ccm-test-cache-"))
+
+def pytest_configure(config):
+    # Keep the tests' schema-verdict cache away from the host's /var/cache/ccm. Made once,
+    # by the process that finds none (xdist workers inherit the controller's), and removed
+    # by it at the end: ``setdefault(..., mkdtemp())`` made one in every process and
+    # removed none, leaving /tmp/ccm-test-cache-* behind after every run.
+    if not os.environ.get("CCM_CACHE_DIR"):
+        import tempfile
+
+        path = tempfile.mkdtemp(prefix="ccm-test-cache-")
+        _OWN_CACHE_DIR.append(path)
+        os.environ["CCM_CACHE_DIR"] = path
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    while _OWN_CACHE_DIR:
+        path = _OWN_CACHE_DIR.pop()
+        shutil.rmtree(path, ignore_errors=True)
+        if os.environ.get("CCM_CACHE_DIR") == path:
+            del os.environ["CCM_CACHE_DIR"]
 
 
 import pytest  # noqa: E402

@@ -9,7 +9,7 @@ import os
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
-from ccm.model.resource import Properties, is_templated
+from ccm.model.resource import REFERENCE_FIELDS, Properties, is_templated
 from ccm.model.value import ValueObject
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -313,7 +313,7 @@ def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[in
 
 def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
     out = []
-    for key in ("require", "subscribe"):
+    for key in REFERENCE_FIELDS:
         refs = props.values.get(key)
         if refs and any(f.key == key for f in props.fields):
             for ref in refs:
@@ -391,10 +391,7 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
         resolution = resolve(hiera_doc, facts, source_text=text, source_name=path)
         data, rules = dict(resolution.data), list(resolution.rules)
         if hiera_source:
-            from ccm.data.sources import resolve_source
-
-            overlay = resolve_source(hiera_source, facts, cwd=os.getcwd(), validate=False,
-                                     kv_loader=getattr(manager, "kv_loader", None))
+            overlay = _hiera_overlay(manager, hiera_source, facts)
             data = deep_merge(data, overlay.data)
             rules += list(overlay.rules)
         if overriding_data:
@@ -405,6 +402,19 @@ def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
     except CCMError as exc:
         raise ManifestError(f"{path}: {exc}") from None
     return data
+
+
+def _hiera_overlay(manager: Any, source: str, facts: Any) -> Any:
+    """The ``--hiera`` source (or ``CCM_HIERA_DATA``) resolved; its errors name the flag."""
+    from ccm.data.sources import resolve_source
+
+    try:
+        return resolve_source(source, facts, cwd=os.getcwd(), validate=False,
+                              kv_loader=getattr(manager, "kv_loader", None))
+    except CCMError as exc:
+        from ccm.data.sources import hiera_flag
+
+        raise ManifestError(f"{hiera_flag(source)} {source}: {exc}") from None
 
 
 def _jet_resources(manager: Any, jet_file: str, directory: str) -> Any:
@@ -579,9 +589,16 @@ def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dic
     return not check_references(list(entries), None, flat)
 
 
-def render_manifest(manifest: Manifest) -> str:
-    """``ccm apply --render``: the resolved manifest as YAML (manifest.md §--render)."""
-    resources = [{e.props.type_name: e.props.to_dict()} for e in manifest.resources]
+def render_manifest(manifest: Manifest, env: Optional[Mapping[str, Any]] = None) -> str:
+    """``ccm apply --render``: the resolved manifest as YAML (manifest.md §--render). With
+    the template environment ``env``, deferred fields (file ``content``, exec ``command``
+    ...) are shown rendered where they can be before the run (``ccm.apply.preflight``)."""
+    if env is not None:
+        from ccm.apply.preflight import rendered_now
+
+        resources = [{e.props.type_name: rendered_now(e.props, env).to_dict()} for e in manifest.resources]
+    else:
+        resources = [{e.props.type_name: e.props.to_dict()} for e in manifest.resources]
     doc = {"ccm": {"fail_on_error": manifest.fail_on_error, "resources": resources},
            "data": _sorted(manifest.data)}
     from ccm import yamlio

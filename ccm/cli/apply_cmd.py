@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from ccm.cli.fastargs import Option
 
 EXIT_REJECTED = 1
-EXIT_LOCKED = 3
 
 EXAMPLES = """\
 examples:
@@ -34,7 +33,8 @@ EXIT_CODES = """exit codes:
   0    success (with --detailed-exit-codes: no changes)
   1    a resource failed, or the manifest or command line was rejected
   2/4/6  with --detailed-exit-codes: changes / failures / both
-  3    another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock)
+  8    skipped: another ccm run holds the host-wide run lock (nothing was changed; see --wait-lock);
+       8 sets neither the changed (2) nor the failed (4) bit of --detailed-exit-codes
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (the partial summary is printed)
 """
 
@@ -88,7 +88,7 @@ def options() -> List[Option]:
                     "the state directory when it cannot be delivered"),
         option("--wait-lock", metavar="DURATION", default="0s",
                help="wait up to DURATION (e.g. 30s, 5m) for another run's host-wide lock instead of "
-                    "exiting 3 at once"),
+                    "exiting 8 (skipped) at once"),
     ]
 
 
@@ -128,7 +128,7 @@ def run(argv: List[str]) -> int:
     if args.facts:
         from ccm.cli.common import require_file
 
-        require_file(args.facts)
+        require_file(args.facts, "--facts")
     if args.noop and args.monitor_only:
         from ccm.model.errors import UsageError
 
@@ -166,27 +166,33 @@ def run(argv: List[str]) -> int:
 
             manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
             try:
-                sys.stdout.write(render_manifest(manifest) + "\n")
+                sys.stdout.write(render_manifest(manifest, manager.template_environment()) + "\n")
                 return 0
             finally:
                 manifest.cleanup()
         from ccm import interrupt
-        from ccm.locks import RunLockHeld, acquire_run_lock
+        from ccm.locks import EXIT_LOCKED, RunLockHeld, acquire_run_lock
 
         try:
-            lock = acquire_run_lock(args.manifest, wait)
+            # a noop changes nothing: it neither waits for nor holds the run lock (README)
+            lock = None if args.noop else acquire_run_lock(args.manifest, wait)
         except RunLockHeld as exc:
             # another run is at work and writes its own records: leave them alone
             record = metrics = None
             sys.stderr.write(f"ccm: {exc}\n")
+            if args.json:
+                _json_refusal(args, exc, skipped=True)
             return EXIT_LOCKED
         try:
             with interrupt.guard():
                 rc, result = _apply(args, manager, run_opts, report[1] if report else None)
                 return rc
         finally:
-            lock.release()
+            if lock is not None:
+                lock.release()
     except BaseException as exc:
+        if rc is None and args.json and isinstance(exc, Exception) and not args.render:
+            _json_refusal(args, exc)
         if rc is None:
             failure = (130 if isinstance(exc, KeyboardInterrupt) else EXIT_REJECTED, str(exc) or type(exc).__name__)
             rejected = failure[1] if isinstance(exc, Exception) else ""
@@ -197,6 +203,20 @@ def run(argv: List[str]) -> int:
             _finish(args, record, metrics, rc, result, "", manager)
         elif failure is not None and (record is not None or metrics is not None):
             _finish(args, record, metrics, failure[0], None, failure[1])
+
+
+def _json_refusal(args: Any, exc: Exception, skipped: bool = False) -> None:
+    """``--json`` of a run that did not happen (a rejected manifest, a held run lock): one
+    document on stdout, as a run prints, saying why (the error line still goes to stderr)."""
+    from ccm.apply.manifest import ManifestProblems
+    from ccm.cli.common import to_json
+    from ccm.log import escape_controls
+
+    found = exc.problems if isinstance(exc, ManifestProblems) else [str(exc) or type(exc).__name__]
+    problems = [escape_controls(p) for p in found]
+    doc: Dict[str, Any] = {"manifest": redact_source(args.manifest), "rejected": not skipped, "skipped": skipped,
+                           "error": "\n".join(problems), "problems": problems, "events": []}
+    sys.stdout.write(to_json(doc) + "\n")
 
 
 def _report_setup(args: Any) -> Any:

@@ -18,6 +18,8 @@ def shown_default(action: argparse.Action) -> Optional[str]:
     """The default ``--help`` states for a flag, or None when there is nothing to state
     (unset, false, empty list, or already written into the help text)."""
     default = action.default
+    if isinstance(action, argparse._StoreFalseAction):   # ``--no-X``: its ``--X`` states the default
+        return None
     if default is None or default is False or default == [] or default == "" or default is argparse.SUPPRESS:
         return None
     if action.help and "default" in action.help.lower():
@@ -49,6 +51,19 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}")
+
+    def missing_subcommand(self) -> UsageError:
+        """What a command that needs a subcommand says when given none: the usage line and
+        the list of subcommands (with their help), as the message promises."""
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                formatter.start_section("commands")
+                formatter.add_arguments(action._get_subactions())
+                formatter.end_section()
+        return UsageError("a subcommand from the list below is required, use --help for full help including flags "
+                          f"and arguments\n\n{formatter.format_help().rstrip()}")
 
 
 def parse_map_item(text: str) -> "tuple[str, str]":
@@ -95,12 +110,13 @@ def to_yaml(value: Any) -> str:
     return text
 
 
-def require_file(path: str) -> str:
-    """fisk's ExistingFile check."""
+def require_file(path: str, flag: str = "") -> str:
+    """fisk's ExistingFile check; ``flag`` (``--facts``) starts the message when given."""
+    lead = f"{flag}: " if flag else ""
     if not os.path.exists(path):
-        raise ValidationError(f"path '{path}' does not exist")
+        raise ValidationError(f"{lead}path '{path}' does not exist")
     if os.path.isdir(path):
-        raise ValidationError(f"'{path}' is a directory")
+        raise ValidationError(f"{lead}'{path}' is a directory")
     return path
 
 

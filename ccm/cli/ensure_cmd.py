@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 
 from ccm.cli.common import ArgumentParser, to_json
+from ccm.cli.fastargs import negated_help
 from ccm.cli.setup import add_bool, build_manager, current_owner
 from ccm.model.errors import CCMError, UsageError
 from ccm.typing_guard import TYPE_CHECKING
@@ -254,7 +255,7 @@ def _parent_flags_defaults(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--read-env", dest="read_env", action="store_true", default=argparse.SUPPRESS,
                     help="read ./.env (default: true)")
     sp.add_argument("--no-read-env", dest="read_env", action="store_false", default=argparse.SUPPRESS,
-                    help=argparse.SUPPRESS)
+                    help=negated_help("read-env"))
     sp.add_argument("--context", default=argparse.SUPPRESS, help="NATS context (default: CCM, env NATS_CONTEXT)")
     sp.add_argument("-R", "--registration", default=argparse.SUPPRESS,
                     help="registration stream (default: REGISTRATION)")
@@ -293,10 +294,14 @@ def _manager(args: argparse.Namespace) -> Any:
 def _load_hiera(manager: Any, source: Optional[str]) -> None:
     if not source:
         return
-    from ccm.data.sources import resolve_source
+    from ccm.data.sources import hiera_flag, resolve_source
+    from ccm.model.errors import ValidationError
 
-    resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True,
-                                kv_loader=manager.kv_loader)
+    try:
+        resolution = resolve_source(source, manager.facts_view(), cwd=os.getcwd(), missing_ok=True,
+                                    kv_loader=manager.kv_loader)
+    except CCMError as exc:
+        raise ValidationError(f"{hiera_flag(source)} {source}: {exc}") from None
     if resolution is not None:
         manager.set_data(resolution.data)
 
@@ -310,10 +315,10 @@ def _selected(argv: List[str]) -> Optional[str]:
 
 
 def run(argv: List[str]) -> int:
-    args = parser(_selected(argv)).parse_args(argv)
+    p = parser(_selected(argv))
+    args = p.parse_args(argv)
     if not args.type:
-        raise UsageError("a subcommand from the list below is required, "
-                         "use --help for full help including flags and arguments")
+        raise p.missing_subcommand()
     if args.type == "api":
         return run_pipe(args)
     type_name = _canonical().get(args.type, args.type)

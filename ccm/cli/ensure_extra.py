@@ -10,6 +10,7 @@ import argparse
 import os
 
 from ccm.cli.ensure_cmd import EnsureFlags, owner_and_group
+from ccm.cli.fastargs import negated_help
 from ccm.model.errors import UsageError, ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -86,7 +87,7 @@ def add_scaffold_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("ensure", nargs="?", default="present", help="present or absent")
     p.add_argument("--skip-empty", dest="skip_empty", action="store_true", default=False,
                    help="do not write files that render to whitespace only")
-    p.add_argument("--no-skip-empty", dest="skip_empty", action="store_false", help=argparse.SUPPRESS)
+    p.add_argument("--no-skip-empty", dest="skip_empty", action="store_false", help=negated_help("skip-empty"))
     p.add_argument("--left-delimiter", metavar="S", help="left template delimiter")
     p.add_argument("--right-delimiter", metavar="S", help="right template delimiter")
     p.add_argument("--engine", default="jet", choices=("go", "jet"), help="template engine (default jet)")

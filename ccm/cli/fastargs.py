@@ -45,10 +45,14 @@ def option(*names: str, **kwargs: Any) -> Option:
 
 
 def bool_option(name: str, default: bool, help_text: str) -> List[Option]:
-    """A negatable boolean flag: ``--name`` / ``--no-name`` (the latter not in --help)."""
+    """A negatable boolean flag: ``--name`` / ``--no-name``, both in --help."""
     dest = name.replace("-", "_")
     return [option(f"--{name}", dest=dest, action="store_true", default=default, help=help_text),
-            option(f"--no-{name}", dest=dest, action="store_false", help=SUPPRESS)]
+            option(f"--no-{name}", dest=dest, action="store_false", help=negated_help(name))]
+
+
+def negated_help(name: str) -> str:
+    return f"the opposite of --{name}"
 
 
 def add_options(parser: "argparse.ArgumentParser", options: Sequence[Option]) -> None:

@@ -74,7 +74,7 @@ def build_facts(facts_file: Optional[str], use_env: bool, positional: List[str])
     if use_env:
         facts.update(env_facts(dict(os.environ)))
     if facts_file:
-        facts.update(load_data_file(require_file(facts_file), "facts file"))
+        facts.update(load_data_file(require_file(facts_file, "--facts"), "--facts file"))
     facts.update(cli_facts)
     return facts
 
@@ -82,7 +82,7 @@ def build_facts(facts_file: Optional[str], use_env: bool, positional: List[str])
 def _override_data(data_file: Optional[str], data_flags: List[str]) -> Dict[str, Any]:
     overrides: Dict[str, Any] = {}
     if data_file:
-        overrides = load_data_file(require_file(data_file), "data file")
+        overrides = load_data_file(require_file(data_file, "--data-file"), "--data-file")
     overrides.update(parse_map(data_flags))
     return overrides
 

@@ -6,7 +6,7 @@ import sys
 import tempfile
 
 from ccm.cli.common import ArgumentParser, to_json
-from ccm.model.errors import UsageError, ValidationError
+from ccm.model.errors import ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,5 +64,4 @@ def run(argv: List[str]) -> int:
             if parent == tmp or parent.startswith(tmp + os.sep):
                 store.destroy()   # our event files only, never through a symlink
         return 0
-    raise UsageError("a subcommand from the list below is required, "
-                     "use --help for full help including flags and arguments")
+    raise parser().missing_subcommand()

@@ -36,7 +36,7 @@ def cli_facts(fact_items: Optional[List[str]], facts_file: Optional[str]) -> Dic
         from ccm.cli.common import load_data_file
         from ccm.data.merge import deep_merge
 
-        facts = deep_merge(facts, load_data_file(facts_file))
+        facts = deep_merge(facts, load_data_file(facts_file, "--facts file"))
     return facts
 
 

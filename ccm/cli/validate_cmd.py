@@ -4,7 +4,9 @@ Runs the same resolution ``ccm apply`` does before its first change (YAML, top-l
 ``ccm`` keys, Hiera data and its annotations, the resource list, every resource's
 properties and type rules, parse-time templates, deferred templates and control
 expressions compiled, unknown functions, duplicates, references, registration entries,
-the JSON schema) and then loads every nested ``apply`` child the same way. No resource
+the JSON schema) and then loads every nested ``apply`` child the same way. Then what
+apply would fail on though the manifest loads (``ccm.apply.preflight``): deferred fields
+that cannot render with these data and facts, file sources that do not exist. No resource
 runs, no command starts, no lock is taken. Exit 0 when valid, 1 with every problem listed.
 
 A child manifest (one an ``apply`` resource runs) may ``require``/``subscribe`` resources its
@@ -82,10 +84,12 @@ def _declared_ids(entries: Any) -> Set[Tuple[str, str]]:
 
 def _outside_references(manifest: Any, session: _Declared) -> List[str]:
     """A warning for each reference to a resource the manifest does not declare."""
+    from ccm.model.resource import REFERENCE_FIELDS
+
     own = _declared_ids(manifest.resources)
     out = []
     for entry in manifest.resources:
-        for key in ("require", "subscribe"):
+        for key in REFERENCE_FIELDS:
             for ref in entry.props.get(key) or []:
                 t, _, n = str(ref).partition("#")
                 if (t, n) in session.asked and (t, n) not in own:
@@ -123,10 +127,23 @@ def _load(src: str, manager: Any, declared: Set[Tuple[str, str]], lenient: bool,
             _m, problems, _w = _load(src, manager, declared, False, **kwargs)
             return None, problems, []
         return None, [p if src in p else f"{src}: {p}" for p in _problems_of(exc)], []   # each names its file
+    problems, warnings = _run_time_problems(manifest, manager)
     if not lenient:
-        return manifest, [], []
+        return manifest, problems, warnings
     order = check_references(list(manifest.resources), _NotOwn(_declared_ids(manifest.resources)))
-    return manifest, [f"{manifest.path}: {p}" for p in order], _outside_references(manifest, session)
+    return (manifest, [f"{manifest.path}: {p}" for p in order] + problems,
+            _outside_references(manifest, session) + warnings)
+
+
+def _run_time_problems(manifest: Any, manager: Any) -> Tuple[List[str], List[str]]:
+    """What every apply on this host would fail on though the manifest loads: deferred
+    templates that cannot render, missing file sources (``ccm.apply.preflight``)."""
+    from ccm.apply import preflight
+
+    found, rendered = preflight.deferred_problems(list(manifest.resources), manager.template_environment())
+    missing, warned = preflight.missing_sources(rendered, manifest.directory)
+    return ([f"{manifest.path}: {p}" for p in found + missing],
+            [f"{manifest.path}: {w}" for w in warned])
 
 
 def parent_refs(parents: List[str], child: str, manager: Any, hiera: Optional[str]) -> Set[Tuple[str, str]]:
@@ -207,7 +224,7 @@ def run(argv: List[str]) -> int:
 
     args = parser().parse_args(argv)
     if args.facts:
-        require_file(args.facts)
+        require_file(args.facts, "--facts")
     manager = build_manager(noop=True, extra_facts=cli_facts(args.fact, args.facts), read_env=args.read_env)
     problems, count, warnings = check(args.manifest, manager, args.hiera, args.checksum, args.parent)
     if args.json:

@@ -200,3 +200,9 @@ def resolve_source(
     if validate:
         validate_rules(result.rules, result.data, source_name=name)
     return result
+
+
+def hiera_flag(source: str) -> str:
+    """How an error names where a Hiera overlay (``--hiera``) came from: the flag, or
+    ``CCM_HIERA_DATA`` when the source is that variable's value."""
+    return "--hiera (CCM_HIERA_DATA)" if os.environ.get("CCM_HIERA_DATA") == source else "--hiera"

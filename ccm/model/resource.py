@@ -201,6 +201,10 @@ class Plan(ValueObject):
         return not self.actions
 
 
+# The fields whose entries name other resources (``type#name``), in every type that has them.
+REFERENCE_FIELDS = ("require", "subscribe")
+
+
 def parse_ref(ref: str, *, what: str = "require") -> Tuple[str, str]:
     """Split ``type#name``; a reference has exactly one ``#``. Upstream's words first
     (``invalid require properties``, exec's ``invalid subscribe format <s>``), then ours."""

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
-from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
+from ccm.model.resource import DEFERRED, PARSE, REFERENCE_FIELDS, Field, Properties, is_templated, parse_ref
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -257,6 +257,20 @@ def _has_nul(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def check_reference_fields(props: Properties) -> None:
+    """The one reference check, for every type: each ``require``/``subscribe`` entry is
+    ``type#name`` with exactly one ``#`` (named by its own field), and an ``alias`` holds no
+    ``#`` (no reference could name it)."""
+    alias = props.values.get("alias")
+    if isinstance(alias, str) and "#" in alias and not is_templated(alias):
+        raise ValidationError(f"{alias!r} must not contain '#': a reference (type#alias) could not name it",
+                              field="alias")
+    for f in props.fields:
+        if f.key in REFERENCE_FIELDS:
+            for ref in props.values.get(f.key) or []:
+                parse_ref(ref, what=f.key)
+
+
 def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> None:
     """Common rules, fixed-choice fields, health-check rules, then the type's own rules."""
     label = label or props.resource_id
@@ -265,8 +279,7 @@ def validate(spec: Any, props: Properties, *, label: Optional[str] = None) -> No
             raise ValidationError("name is required", field="name")
         if not props.ensure:
             raise ValidationError("ensure is required", field="ensure")
-        for ref in props.get("require") or []:
-            parse_ref(ref, what="require")
+        check_reference_fields(props)
         for key, value in props.values.items():
             if _has_nul(value):
                 raise ValidationError("must not contain NUL bytes", field=key)

@@ -44,8 +44,12 @@ def test_query_and_yaml(tmp_path):
 def test_query_without_match_fails(tmp_path):
     res = ccm("facts", "no.such.fact", cwd=tmp_path, env=bare_env(tmp_path, xdg=tmp_path / "xdg"))
     assert res.returncode == 1
-    assert res.stderr == "ccm: error: unexpected end of JSON input\n"
+    assert res.stderr == "ccm: error: no fact matches 'no.such.fact': `ccm facts` without a query prints them all\n"
     assert res.stdout == ""
+    res = ccm("facts", "hots.info.os", cwd=tmp_path, env=bare_env(tmp_path, xdg=tmp_path / "xdg"))
+    assert (res.returncode, res.stdout) == (1, "")
+    assert res.stderr == ("ccm: error: no fact matches 'hots.info.os' (did you mean `host`?): `ccm facts` without "
+                          "a query prints them all\n")
 
 
 def test_usage_errors_exit_1(tmp_path):

@@ -112,7 +112,7 @@ def test_facts_sources_precedence(work):
     res = ccm("hiera", "parse", "h.yaml", "--facts", "f.yaml", cwd=work, env=hiera_env(work))
     assert json.loads(res.stdout)["os"] == "linux"  # system facts survive a YAML facts file
     res = ccm("hiera", "parse", "h.yaml", "--facts", "missing.json", cwd=work, env=hiera_env(work))
-    assert (res.returncode, res.stderr) == (1, "ccm: error: path 'missing.json' does not exist\n")
+    assert (res.returncode, res.stderr) == (1, "ccm: error: --facts: path 'missing.json' does not exist\n")
 
 
 def test_env_facts(work):
@@ -225,13 +225,13 @@ def test_bad_data_and_facts_files(work):
     (work / "list.yaml").write_text("- a\n")
     res = ccm("hiera", "parse", "h.yaml", "--data-file", "bad.json", cwd=work, env=hiera_env(work))
     assert (res.returncode, res.stderr) == (
-        1, "ccm: error: failed to parse data file bad.json:1:7: Expecting value\n")
+        1, "ccm: error: failed to parse --data-file bad.json:1:7: Expecting value\n")
     res = ccm("hiera", "parse", "h.yaml", "--facts", "bad.yaml", cwd=work, env=hiera_env(work))
-    assert res.returncode == 1 and res.stderr.startswith("ccm: error: failed to parse facts file bad.yaml:2")
+    assert res.returncode == 1 and res.stderr.startswith("ccm: error: failed to parse --facts file bad.yaml:2")
     res = ccm("hiera", "parse", "h.yaml", "--data-file", "list.yaml", cwd=work, env=hiera_env(work))
-    assert (res.returncode, res.stderr) == (1, "ccm: error: data file list.yaml must contain a map, got list\n")
+    assert (res.returncode, res.stderr) == (1, "ccm: error: --data-file list.yaml must contain a map, got list\n")
     res = ccm("hiera", "parse", "h.yaml", "--data-file", "nope.yaml", cwd=work, env=hiera_env(work))
-    assert (res.returncode, res.stderr) == (1, "ccm: error: path 'nope.yaml' does not exist\n")
+    assert (res.returncode, res.stderr) == (1, "ccm: error: --data-file: path 'nope.yaml' does not exist\n")
 
 
 # --- in-process checks of the shared CLI helpers -------------------------------------

@@ -641,3 +641,27 @@ def test_app_builder_template_functions(home):
     r = ccm("req", "run", "--colour", "red", cwd=home, env=env_of(home))
     assert (r.returncode, r.stdout) == (0, f"pw bird {home} {home} {plugin_dir(home)} red [1,2]\n"), r.stderr
     assert ccm("req", "run", cwd=home, env=env_of(home)).stdout.endswith(" blue [1,2]\n")
+
+
+def test_ccm_manifest_run_lock_as_ccm_apply(home):
+    """Held by another run: skipped with ccm apply's lock exit code; a noop neither needs nor takes it."""
+    from ccm.locks import EXIT_LOCKED, GlobalLock
+
+    target = home / "out.txt"
+    manifest = home / "site.yaml"
+    manifest.write_text(f"ccm:\n  resources:\n    - file:\n        name: {target}\n        ensure: present\n"
+                        "        owner: root\n        group: root\n        mode: '0644'\n        content: x\n")
+    write_plugin(home, "site", f"""\
+        name: site
+        description: the site
+        commands:
+          - name: site
+            description: Apply the site manifest
+            type: ccm_manifest
+            manifest: {manifest}
+        """)
+    with GlobalLock("run", directory=env_of(home)["CCM_LOCK_DIR"]).hold("a cron run"):
+        r = ccm("site", cwd=home, env=env_of(home))
+        assert r.returncode == EXIT_LOCKED and "holds the run lock" in r.stderr and not target.exists(), r.stderr
+        r = ccm("site", "--noop", cwd=home, env=env_of(home))
+        assert r.returncode == 0 and not target.exists(), r.stderr

@@ -181,7 +181,8 @@ def test_render_shows_resolved_manifest_and_changes_nothing(tmp_path, capsys):
     assert doc["data"] == {"pkg": "apache2"}
     res = doc["ccm"]["resources"][0]["file"]
     assert list(res)[:3] == ["name", "alias", "ensure"]
-    assert res["alias"] == "apache2-conf" and res["content"] == "{{ Data.pkg }}"
+    # deferred fields too, as far as they render before the run (upstream leaves them as written)
+    assert res["alias"] == "apache2-conf" and res["content"] == "apache2"
 
 
 def test_messages_and_session_store_env(tmp_path, capsys, monkeypatch):
@@ -332,3 +333,36 @@ def test_parsed_manifest_cache_returns_identical_values(tmp_path, monkeypatch):
     entry.write_bytes(b"garbage")
     os.chmod(entry, 0o666)
     assert yamlio.load_cached(text) == first
+
+
+def test_render_renders_deferred_fields_that_can_be_rendered_before_the_run(tmp_path, capsys):
+    (tmp_path / "motd.txt").write_text("from a file")
+    path = write(tmp_path / "m.yaml", f"""\
+        data:
+          name: world
+        ccm:
+          resources:
+            - exec:
+                name: greet
+                command: "/bin/echo {{{{ Data.name }}}} {{{{ file('motd.txt') }}}}"
+                environment: ["WHO={{{{ Data.name }}}}"]
+                cwd: "{tmp_path}/{{{{ Data.name }}}}"
+            - exec:
+                name: later
+                command: "/bin/echo {{{{ Data.missing }}}}"
+                control:
+                  if: "Data.name == 'nobody'"
+            - exec:
+                name: nats
+                command: "/bin/echo {{{{ kvGet('CFG', 'x') }}}}"
+        """)
+    code, out, err = apply(capsys, path, "--render")
+    assert code == 0, err
+    import yaml
+
+    res = [r["exec"] for r in yaml.safe_load(out)["ccm"]["resources"]]
+    assert res[0]["command"] == "/bin/echo world from a file"
+    assert res[0]["environment"] == ["WHO=world"] and res[0]["cwd"] == f"{tmp_path}/world"
+    # not renderable before the run (a missing key control may skip; NATS): shown as written
+    assert res[1]["command"] == "/bin/echo {{ Data.missing }}"
+    assert res[2]["command"] == "/bin/echo {{ kvGet('CFG', 'x') }}"

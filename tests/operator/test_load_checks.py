@@ -106,3 +106,48 @@ def test_property_at_resource_level_gets_an_indentation_hint(tmp_path):
     m, r = _apply(tmp_path, text)
     assert r.returncode == 1
     assert "hint: 'ensure' is a property of 'zsh': indent it under 'zsh'" in r.stderr
+
+
+def test_subscribe_with_two_hashes_and_alias_with_a_hash_rejected_at_load_naming_their_fields(tmp_path):
+    """One reference check for every type: a service's ``subscribe: [file#a#b]`` used to pass
+    validation and fail each run naming ``require``; an alias no reference can name was kept."""
+    text = ("ccm:\n  resources:\n" + _file(tmp_path / "a", alias="'a#b'")
+            + "    - service:\n        name: foo\n        ensure: running\n        subscribe: ['file#a#b']\n")
+    m = tmp_path / "m.yaml"
+    m.write_text(text)
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"{m}: invalid manifest resource 1 (file#{tmp_path}/a): alias: 'a#b' must not contain '#': a reference "
+        "(type#alias) could not name it",
+        f"{m}: invalid manifest resource 2 (service#foo): subscribe: invalid subscribe format file#a#b: expected "
+        "type#name (exactly one '#')",
+        f"{m}: invalid: 2 problems"]
+    _m, r = _apply(tmp_path, text, "--noop")
+    assert r.returncode == 1 and "subscribe: invalid subscribe format file#a#b" in r.stderr, r.stderr
+
+
+def test_every_type_checks_every_reference_field_the_same_way():
+    import pytest
+
+    from ccm.model.errors import ValidationError
+    from ccm.model.resource import REFERENCE_FIELDS, Properties
+    from ccm.registry import default_registry
+    from ccm.resources import properties as P
+
+    registry = default_registry()
+    checked = []
+    for type_name in registry.types_in_order():
+        spec = registry.spec(type_name)
+        for key in (f.key for f in spec.all_fields if f.key in REFERENCE_FIELDS):
+            for bad in ("file#a#b", "nohash", "file#"):
+                props = Properties(type_name, {"name": "x", "ensure": "present", key: [bad]}, spec.all_fields)
+                with pytest.raises(ValidationError) as err:
+                    P.validate(spec, props)
+                assert err.value.field == key and bad in str(err.value), (type_name, key, str(err.value))
+            checked.append(f"{type_name}.{key}")
+        props = Properties(type_name, {"name": "x", "ensure": "present", "alias": "a#b"}, spec.all_fields)
+        with pytest.raises(ValidationError) as err:
+            P.validate(spec, props)
+        assert err.value.field == "alias", (type_name, str(err.value))
+    assert {"service.subscribe", "exec.subscribe", "file.require"} <= set(checked)

@@ -41,7 +41,7 @@ ccm:
     return path
 
 
-def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
+def test_second_run_exits_8_naming_the_holder_and_changes_nothing(tmp_path):
     started = tmp_path / "started"
     holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
     try:
@@ -49,7 +49,7 @@ def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
         t0 = time.monotonic()
         r = ccm("apply", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
         assert time.monotonic() - t0 < 15
-        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.returncode == 8, r.stdout + r.stderr
         lines = [line for line in r.stderr.splitlines() if line.strip()]
         assert len(lines) == 1, r.stderr
         assert f"pid {holder.pid}" in lines[0] and str(tmp_path / "slow.yaml") in lines[0]
@@ -57,9 +57,11 @@ def test_second_run_exits_3_naming_the_holder_and_changes_nothing(tmp_path):
         assert not (tmp_path / "quick.txt").exists()
         lock_file = tmp_path / "locks" / "ccm-run.lock"
         assert lock_file.stat().st_mode & 0o777 == 0o600
-        # --wait-lock too short: still 3
+        # --wait-lock too short: still 8; with --detailed-exit-codes too (8 is no changed/failed bit)
         r = ccm("apply", "--wait-lock", "0.5s", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
-        assert r.returncode == 3 and "waited 0.5s" in r.stderr
+        assert r.returncode == 8 and "waited 0.5s" in r.stderr
+        r = ccm("apply", "--detailed-exit-codes", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
+        assert r.returncode == 8 and r.returncode & 2 == 0 and r.returncode & 4 == 0, r.stderr
         assert not (tmp_path / "quick.txt").exists()
     finally:
         holder.kill()
@@ -90,11 +92,16 @@ def test_bad_wait_lock_is_a_usage_error(tmp_path):
     assert r.returncode == 1 and "--wait-lock" in r.stderr
 
 
-def test_exit_code_3_is_documented(tmp_path):
+def test_lock_exit_code_is_clear_of_the_detailed_bits_and_documented(tmp_path):
+    from ccm.locks import EXIT_LOCKED
+
+    assert EXIT_LOCKED not in (0, 1) and EXIT_LOCKED & 2 == 0 and EXIT_LOCKED & 4 == 0 and EXIT_LOCKED < 128
     r = ccm("apply", "--help", cwd=tmp_path, env=ccm_env(tmp_path))
-    assert re.search(r"^\s+3\s+another ccm run holds the host-wide run lock", r.stdout, re.M), r.stdout
+    assert re.search(rf"^\s+{EXIT_LOCKED}\s+skipped: another ccm run holds the host-wide run lock", r.stdout,
+                     re.M), r.stdout
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
-    assert "run lock" in readme and "| 3 " in readme
+    assert f"| {EXIT_LOCKED} | skipped: another ccm run holds the host-wide run lock" in readme
+    assert "neither waits for nor takes the run lock" in readme
 
 
 def test_render_does_not_need_the_lock(tmp_path):
@@ -172,3 +179,25 @@ def test_concurrent_pairs_on_a_shared_store_lose_no_refresh(tmp_path):
 def test_many_concurrent_pairs_on_a_shared_store(tmp_path):
     pairs = int(os.environ.get("CCM_CONCURRENT_PAIRS", "30"))
     assert _concurrent_pairs(tmp_path, pairs) == (0, 0)
+
+
+def test_noop_neither_blocks_on_nor_takes_the_run_lock(tmp_path):
+    """A noop changes nothing: next to a cron run it reports, exit 0, and leaves the lock alone."""
+    started = tmp_path / "started"
+    holder = spawn("apply", str(_slow_manifest(tmp_path, started)), cwd=tmp_path, env=ccm_env(tmp_path))
+    try:
+        assert wait_for(started.exists)
+        t0 = time.monotonic()
+        r = ccm("apply", "--noop", str(_quick_manifest(tmp_path)), cwd=tmp_path, env=ccm_env(tmp_path))
+        assert time.monotonic() - t0 < 15
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "would create" in r.stdout + r.stderr
+        assert not (tmp_path / "quick.txt").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    fresh = tmp_path / "fresh-locks"
+    r = ccm("apply", "--noop", str(_quick_manifest(tmp_path)), cwd=tmp_path,
+            env=ccm_env(tmp_path, CCM_LOCK_DIR=str(fresh)))
+    assert r.returncode == 0, r.stderr
+    assert not (fresh / "ccm-run.lock").exists()

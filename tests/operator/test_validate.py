@@ -91,3 +91,59 @@ def test_validate_is_listed_in_help_and_readme(tmp_path):
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
     quick = readme[:readme.index("## Using it")]
     assert "ccm validate" in quick
+
+
+def test_deferred_fields_that_every_run_would_fail_on_are_problems(tmp_path):
+    """exec ``command``/``environment`` and file ``content`` are rendered only when the
+    resource runs: validate renders them once (nothing runs) and lists what would fail."""
+    marker = tmp_path / "ran"
+    m = _write(tmp_path / "m.yaml", "data:\n  port: 1\nccm:\n  resources:\n"
+               + f"    - exec:\n        name: touch-it\n        command: '/bin/touch {marker} {{{{ Data.missing }}}}'\n"
+               + "        environment: ['X={{ Foo.bar }}']\n"
+               + _file(tmp_path / "a").replace("content: x", "content: '{{ Data.prot }}'"))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
+    assert r.returncode == 1, r.stdout
+    lines = r.stderr.splitlines()
+    assert any("resource 1 (exec#touch-it): apply would fail: resolving field command:" in x
+               and "Data has no key 'missing'" in x for x in lines), r.stderr
+    assert any("resource 1 (exec#touch-it): apply would fail: resolving field environment[0]: unknown name Foo" in x
+               for x in lines), r.stderr
+    assert any(f"resource 2 (file#{tmp_path}/a): apply would fail: resolving field content:" in x
+               and "Data has no key 'prot' (did you mean `port`?)" in x for x in lines), r.stderr
+    assert not marker.exists() and not (tmp_path / "a").exists()
+
+
+def test_deferred_fields_that_need_the_run_or_are_skipped_by_control_stay_valid(tmp_path):
+    """A value only a run can know (a file read, NATS) is not judged, nor is a resource
+    that ``control`` skips on this host; ``??`` defaults and present keys render."""
+    m = _write(tmp_path / "m.yaml", "data:\n  port: 1\nccm:\n  resources:\n"
+               + "    - exec:\n        name: a\n        command: \"/bin/echo {{ file('later.txt') }}\"\n"
+               + "    - exec:\n        name: b\n        command: '/bin/echo {{ Data.nope ?? 2 }} {{ Data.port }}'\n"
+               + "    - exec:\n        name: c\n        command: '/bin/echo {{ Data.nope }}'\n"
+               + "        control:\n          if: 'Data.port == 2'\n")
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{m}: valid (3 resources)"
+
+
+def test_missing_file_source_is_a_problem_unless_an_earlier_resource_makes_it(tmp_path):
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "there.conf").write_text("x\n")
+    body = "ccm:\n  resources:\n"
+    for name, source in (("a", "files/there.conf"), ("b", "files/gone.conf"), ("c", str(tmp_path / "made.conf"))):
+        body += _file(tmp_path / name).replace("content: x", f"source: {source}")
+    body = body.replace(_file(tmp_path / "c").replace("content: x", f"source: {tmp_path}/made.conf"),
+                        _file(tmp_path / "made.conf")
+                        + _file(tmp_path / "c").replace("content: x", f"source: {tmp_path}/made.conf"))
+    m = _write(tmp_path / "m.yaml", body)
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
+    assert r.returncode == 1, r.stdout
+    assert r.stderr.splitlines()[0] == (f"{m}: resource 2 (file#{tmp_path}/b): source: 'files/gone.conf' does not "
+                                        f"exist ({tmp_path}/files/gone.conf): apply would fail")
+    assert r.stderr.splitlines()[1:] == [f"{m}: invalid: 1 problem"]
+    # after an exec without ``creates`` (it may make the file), a warning only
+    m.write_text(m.read_text().replace("ccm:\n  resources:\n",
+                                       "ccm:\n  resources:\n    - exec:\n        name: /bin/true\n", 1))
+    r = ccm("validate", str(m), cwd=tmp_path, env=ccm_env(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "warning: resource 3 (file#" in r.stderr and "fine only if exec#/bin/true creates it" in r.stderr

@@ -52,7 +52,8 @@ def test_every_default_is_stated_in_help():
             default = shown_default(action)
             if default is None:
                 # no default to state, or the help text already words it ("default 5")
-                assert action.default in (None, False, [], "", argparse.SUPPRESS) or "default" in action.help.lower()
+                assert action.default in (None, False, [], "", argparse.SUPPRESS) or "default" in action.help.lower() \
+                    or isinstance(action, argparse._StoreFalseAction)   # --no-X: its --X states the default
                 continue
             if f"(default: {default})" not in " ".join(text.split()):
                 unstated.append(f"ccm {' '.join(node.path)} {action.option_strings or action.dest}")
@@ -120,7 +121,7 @@ BASH_CASES = [
     ("ccm ensure ", {"package", "service", "file", "exec", "archive", "scaffold", "api"}),
     ("ccm ensure exec /bin/true --re", {"--returns", "--refresh-only", "--require", "--read-env",
                                         "--registration"}),
-    ("ccm ensure pkg zsh --no", {"--noop", "--no-read-env"} - {"--no-read-env"}),  # hidden negation left out
+    ("ccm ensure pkg zsh --no", {"--noop", "--no-read-env"}),  # the negation is in --help, so completed too
     ("ccm --log-level ", {"debug", "info", "warn", "error"}),
     ("ccm apply --color ", {"auto", "always", "never"}),
     ("ccm apply --publish-registrations ", {"nats", "jetstream"}),
@@ -253,3 +254,19 @@ def test_help_examples_parse(command):
         build = module.parser
         parser = build(selected) if selected else build()
         parser.parse_args([a.replace("...", "") if a.endswith("...") else a for a in rest])
+
+
+def test_every_negation_is_in_help(tmp_path):
+    """``--no-read-env``, ``--no-report`` ... are flags like any other: listed in --help (no
+    default of their own stated: their positive flag states it)."""
+    hidden = []
+    for node in _nodes():
+        text = node.parser.format_help()
+        for action in node.parser._actions:
+            for name in action.option_strings:
+                if name.startswith("--no-") and (action.help is argparse.SUPPRESS or f"  {name} " not in text):
+                    hidden.append(f"ccm {' '.join(node.path)} {name}")
+    assert hidden == []
+    out = ccm("apply", "--help", cwd=tmp_path).stdout
+    assert "  --no-read-env         the opposite of --read-env\n" in out
+    assert "  --no-report           the opposite of --report\n" in out

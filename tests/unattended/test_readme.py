@@ -146,6 +146,15 @@ def test_readme_systemd_timer(host):
         assert res.returncode == expected and res.returncode in ok, res.stderr
     metrics = host.path("/var/lib/ccm/ccm.prom").read_text()
     assert "choria_ccm_last_run_exit_code 0\n" in metrics
+    # next to a manual run holding the run lock, the unit's run is skipped, and that is no failure
+    from ccm.locks import GlobalLock
+
+    locks = host.path("/run/ccm-locks")
+    held = GlobalLock("run", directory=str(locks))
+    with held.hold("a manual run"):
+        res = subprocess.run(argv, env={**host.env(), "CCM_LOCK_DIR": str(locks)}, capture_output=True, text=True,
+                             timeout=120)
+    assert "holds the run lock" in res.stderr and res.returncode in ok and res.returncode != 0, res.stderr
 
 
 def test_readme_cloud_init(host):

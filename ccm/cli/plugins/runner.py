@@ -28,9 +28,6 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List
 
-EXIT_LOCKED = 3
-
-
 def config_paths(definition: Definition) -> List[str]:
     """Where ``.Config`` comes from, first found wins: ``NAME-cfg.yaml`` beside the plugin
     file, then App Builder's ``builder-cfg.yaml`` in ``$XDG_CONFIG_HOME/appbuilder`` and
@@ -195,7 +192,7 @@ def run_manifest(cmd: Command, templates: Templates, *, noop: bool) -> int:
     """App Builder's ``ccm_manifest``, through the manager like ``ccm apply``."""
     from ccm import interrupt
     from ccm.cli.setup import build_manager
-    from ccm.locks import RunLockHeld, acquire_run_lock
+    from ccm.locks import EXIT_LOCKED, RunLockHeld, acquire_run_lock
     from ccm.report import manifest_summary
 
     source = templates.render(cmd.manifest, "manifest")
@@ -204,7 +201,7 @@ def run_manifest(cmd: Command, templates: Templates, *, noop: bool) -> int:
     manager = build_manager(noop=noop, session_dir=os.environ.get("CCM_SESSION_STORE") or None,
                             nats_context=cmd.nats_context)
     try:
-        lock = acquire_run_lock(source, 0.0)
+        lock = None if noop else acquire_run_lock(source, 0.0)   # a noop changes nothing (as ccm apply)
     except RunLockHeld as exc:
         sys.stderr.write(f"ccm: {exc}\n")
         return EXIT_LOCKED
@@ -228,4 +225,5 @@ def run_manifest(cmd: Command, templates: Templates, *, noop: bool) -> int:
             return interrupt.exit_code()
         return 1 if result.failed else 0
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()

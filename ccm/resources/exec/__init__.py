@@ -6,8 +6,7 @@ import shlex
 
 from ccm.model.durations import DurationError, parse_duration
 from ccm.model.errors import ValidationError
-from ccm.model.resource import (BOOL, DEFERRED, INT_LIST, NEVER, STR_LIST, Field, Properties, is_templated,
-                                parse_ref)
+from ccm.model.resource import BOOL, DEFERRED, INT_LIST, NEVER, STR_LIST, Field, Properties, is_templated
 from ccm.registry import TypeSpec
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -57,8 +56,6 @@ def validate(props: Properties) -> None:
     command = props.get("command")
     if command and not is_templated(command) and not split_command(command):
         raise ValidationError("invalid command", field="command")
-    for ref in props.get("subscribe") or []:
-        parse_ref(ref, what="subscribe")
     if props.get("path"):
         _check_path(props.get("path"))
     for entry in props.get("environment") or []:

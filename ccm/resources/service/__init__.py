@@ -47,10 +47,7 @@ def validate(props: Properties) -> None:
         check_ensure(props.ensure)
     if not is_templated(props.name):
         check_name(props.name)
-    for ref in props.get("subscribe") or []:
-        if "#" not in ref:
-            raise ValidationError(f"invalid subscribe format: {ref!r} has no '#' (expected type#name)",
-                                  field="subscribe")
+    # ``subscribe`` entries: the common reference check (ccm.resources.properties)
 
 
 TYPE = TypeSpec(

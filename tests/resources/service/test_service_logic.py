@@ -41,7 +41,9 @@ def test_default_ensure_is_running():
     ({"ensure": "started"}, 'service#nginx: ensure: invalid ensure value: invalid ensure property "started" expects "running" or "stopped"'),
     ({"name": "ng;inx"}, 'service#ng;inx: name: service name contains dangerous characters: "ng;inx"'),
     ({"name": "ng inx"}, 'service#ng inx: name: service name contains invalid characters: "ng inx" (allowed: alphanumeric, ._+:~@-)'),
-    ({"subscribe": ["file"]}, "service#nginx: subscribe: invalid subscribe format: 'file' has no '#' (expected type#name)"),
+    ({"subscribe": ["file"]}, "service#nginx: subscribe: invalid subscribe format file: expected type#name (exactly one '#')"),
+    ({"subscribe": ["file#a#b"]}, "service#nginx: subscribe: invalid subscribe format file#a#b: expected type#name (exactly one '#')"),
+    ({"alias": "a#b"}, "service#nginx: alias: 'a#b' must not contain '#': a reference (type#alias) could not name it"),
     ({"enable": "yes"}, "service#nginx: enable: expected a boolean, got a string"),
 ])
 def test_validation_errors(values, message):
