@@ -30,7 +30,7 @@ from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
-from ccm.lazymap import LazyMapping
+from ccm.lazymap import LazyMapping, value_at
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.resource import Properties
 from ccm.model.run import NO_PUBLISHER, Publisher, Run, combine
@@ -129,8 +129,6 @@ class FactsCache:
         have it, without gathering when the layers the gather merges can tell: the
         ``--fact`` values over the file facts over the system's own cheap source
         (``ccm.facts.probe_system``). Anything else reads the gathered facts."""
-        from ccm.lazymap import value_at
-
         with self._lock:
             facts = self._facts
             if facts is None and path in self._probed:
@@ -215,6 +213,9 @@ class Manager:
         # hears every run of this manager and its children (``add_publisher``), with the
         # publisher a run is given (``execute``)
         self.publisher: Publisher = NO_PUBLISHER
+        from ccm import tmplcache
+
+        self._probed_environment = tmplcache.enabled()   # CCM_TEMPLATE_CACHE, read once
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, user_log: Optional[UserLog] = None) -> "Manager":
@@ -301,8 +302,29 @@ class Manager:
         return CCM_FUNCTIONS | frozenset(self.template_functions)
 
     def lazy_template_environment(self) -> Mapping[str, Any]:
-        """An environment built (and facts gathered) only if a template or expression reads it."""
+        """An environment built (and facts gathered) only if a template or expression reads
+        it; with ``ccm.tmplcache`` on, one whose ``probe`` reads a ``Data`` value or a fact
+        without building it (``template_probe``)."""
+        if self._probed_environment:
+            from ccm.tmplcache import ProbedEnvironment
+
+            return ProbedEnvironment(self.template_environment, self.template_probe)
         return LazyMapping(self.template_environment)
+
+    def template_probe(self, path: Tuple[str, ...]) -> Any:
+        """The value at ``path`` of the template environment (``value_at``), for a path
+        from ``Data`` or ``Facts`` (``tmplcache.probe_path``), without building it: the
+        data as ``template_environment`` holds it, a fact through the facts cache's probe
+        (gathered only when no cheap source can tell). None where there is none, or for a
+        root the extra template functions replace."""
+        root = path[0]
+        if root in self.extra_template_functions:   # make_environment lets a function replace it
+            return None
+        if root == "Facts":
+            return self._facts_cache.probe(path[1:])
+        if root == "Data":
+            return value_at(self._data, path[1:])
+        return None
 
     def template_environment(self) -> Dict[str, Any]:
         from ccm.templates import make_environment

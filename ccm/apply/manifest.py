@@ -488,7 +488,7 @@ def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,
     manager.set_data(data)
     return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                     fail_on_error=plan.fail_on_error, pre_message=plan.pre_message,
-                    post_message=plan.post_message, template_free=True)   # only those are stored
+                    post_message=plan.post_message, template_free=plan.template_free)
 
 
 def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Optional[str], *,
@@ -538,18 +538,28 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
     from ccm.apply.plancache import templated_anywhere
 
     template_free = not any(templated_anywhere(raw) for _i, _t, raw in flat)
+    cacheable = template_free or _deferred_templates_cached(flat, manager)
     manifest = Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                         fail_on_error=bool(ccm_block.get("fail_on_error")),
                         pre_message=messages.get("pre_message", ""),
                         post_message=messages.get("post_message", ""), tmpdir=tmpdir,
                         template_free=template_free)
-    if plan_key and template_free and _plan_cacheable(ccm_block, flat, entries):
+    if plan_key and cacheable and _plan_cacheable(ccm_block, flat, entries):
         from ccm.apply import plancache
 
         plancache.write(plan_key, hiera={k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc},
                         data=data, fail_on_error=manifest.fail_on_error, pre_message=manifest.pre_message,
-                        post_message=manifest.post_message, entries=entries)
+                        post_message=manifest.post_message, entries=entries, template_free=template_free)
     return manifest
+
+
+def _deferred_templates_cached(flat: List[Tuple[int, str, Dict[str, Any]]], manager: Any) -> bool:
+    """A templated manifest's plan is stored when ``ccm.tmplcache`` is on and every template
+    is rendered at run time (``plancache.deferred_only``)."""
+    from ccm import tmplcache
+    from ccm.apply.plancache import deferred_only
+
+    return tmplcache.enabled() and deferred_only(flat, manager.registry)
 
 
 def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
