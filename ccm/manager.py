@@ -213,9 +213,7 @@ class Manager:
         # hears every run of this manager and its children (``add_publisher``), with the
         # publisher a run is given (``execute``)
         self.publisher: Publisher = NO_PUBLISHER
-        from ccm import tmplcache
-
-        self._probed_environment = tmplcache.enabled()   # CCM_TEMPLATE_CACHE, read once
+        self._probed_environment: Optional[bool] = None   # ccm.tmplcache.enabled(), asked once
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, user_log: Optional[UserLog] = None) -> "Manager":
@@ -305,7 +303,12 @@ class Manager:
         """An environment built (and facts gathered) only if a template or expression reads
         it; with ``ccm.tmplcache`` on, one whose ``probe`` reads a ``Data`` value or a fact
         without building it (``template_probe``)."""
-        if self._probed_environment:
+        probed = self._probed_environment
+        if probed is None:   # a run without templates never imports ccm.tmplcache
+            from ccm import tmplcache
+
+            probed = self._probed_environment = tmplcache.enabled()
+        if probed:
             from ccm.tmplcache import ProbedEnvironment
 
             return ProbedEnvironment(self.template_environment, self.template_probe)

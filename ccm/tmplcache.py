@@ -26,10 +26,17 @@ from ccm.lazymap import LazyMapping
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 SWITCH = "CCM_TEMPLATE_CACHE"
 ROOTS = ("Data", "Facts")   # the environment's names a probe may answer
+_TABLE_MAX = 200_000        # texts kept (an agent's manifests change): then the table starts again
+
+# text -> its parts as a stored plan gives them (``preload``): literal strings and
+# (expression source, offset, probe path or None) tuples, so the templates of a manifest
+# from the plan cache are neither scanned nor parsed again (``ccm.templates.scan.scan``
+# reads it too)
+TABLE: Dict[str, Tuple[Any, ...]] = {}
 
 
 def enabled() -> bool:
@@ -62,3 +69,69 @@ def probe_path(source: str) -> Optional[Tuple[str, ...]]:
     if type(node) is not Ident or node.name not in ROOTS or not keys:
         return None
     return (node.name,) + tuple(reversed(keys))
+
+
+def stored_parts(text: str) -> List[Any]:
+    """``text`` scanned, as plain data for a plan (``preload`` reads it back)."""
+    from ccm.templates.scan import scan
+
+    out: List[Any] = []
+    for part in scan(text):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            path = probe_path(part.source)
+            out.append((part.source, part.offset, None if path is None else list(path)))
+    return out
+
+
+def preload(table: Dict[str, Any]) -> None:
+    """Take the parts of these texts from ``table`` (text -> ``stored_parts``); a damaged
+    row raises ``ValueError`` and loads nothing."""
+    loaded: Dict[str, Tuple[Any, ...]] = {}
+    for text, parts in table.items():
+        if type(text) is not str or type(parts) is not list:
+            raise ValueError("damaged template table")
+        loaded[text] = tuple(p if type(p) is str else _expression(p) for p in parts)
+    if len(TABLE) + len(loaded) > _TABLE_MAX:
+        TABLE.clear()
+    TABLE.update(loaded)   # a nested manifest's plan adds to its parent's
+
+
+def _expression(stored: Any) -> Tuple[str, int, Optional[Tuple[str, ...]]]:
+    source, offset, path = stored
+    if type(source) is not str or type(offset) is not int or not (path is None or type(path) is list):
+        raise ValueError("damaged template table")
+    return source, offset, None if path is None else tuple(str(k) for k in path)
+
+
+def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
+    """``text`` rendered from its stored parts when every expression in it reads one value
+    that ``env.probe`` gives (not nil), as ``ccm.templates.render_string`` would render
+    it; None: render it the plain way (not stored, another expression, a nil to report, a
+    lone expression rendered ``typed``)."""
+    parts = TABLE.get(text)
+    if parts is None:
+        return None
+    out: List[str] = []
+    lone = True   # typed: only text around the expression makes the result a string
+    for part in parts:
+        if type(part) is str:
+            out.append(part)
+            if lone and part.strip():
+                lone = False
+            continue
+        path = part[2]
+        if path is None:
+            return None
+        value = env.probe(path)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            from ccm.gocompat.fmt import go_sprint
+
+            value = go_sprint(value)
+        out.append(value)
+    if typed and lone:
+        return None
+    return "".join(out)

@@ -39,7 +39,6 @@ from functools import lru_cache
 
 from ccm.digest import sha256
 from ccm.model.resource import DEFERRED, Properties, is_templated
-from ccm.tmplcache import enabled as tmplcache_enabled
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -184,7 +183,7 @@ class Plan:
                  templates: Optional[Dict[str, Any]] = None) -> None:
         self.hiera = hiera
         # every template of the resources (all in DEFERRED fields) -> its scanned parts
-        # (``ccm.templates.scan.stored``); empty: no template anywhere
+        # (``ccm.tmplcache.stored_parts``); empty: no template anywhere
         self.templates = templates or {}
         self.template_free = not self.templates
         self.digest = digest
@@ -197,7 +196,7 @@ class Plan:
         from ccm.apply.manifest import ResourceEntry
 
         if self.templates:   # scanned when stored: the run only evaluates them
-            from ccm.templates.scan import preload
+            from ccm.tmplcache import preload
 
             try:
                 preload(self.templates)
@@ -236,8 +235,13 @@ def read(name: str) -> Optional[Plan]:
         stored_name, hiera, data_sha, fail_on_error, pre, post, resources, templates = stored
         if stored_name != name or not isinstance(resources, list) or not isinstance(data_sha, str):
             return None
-        if type(templates) is not dict or (templates and not tmplcache_enabled()):   # =0: the plain load
+        if type(templates) is not dict:
             return None
+        if templates:
+            from ccm.tmplcache import enabled
+
+            if not enabled():   # CCM_TEMPLATE_CACHE=0: a templated manifest loads in full
+                return None
         return Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources, templates)
     except Exception:   # corrupt beyond the digest (another Python's marshal): load in full
         return None
@@ -328,9 +332,9 @@ def deferred_only(flat: List[Tuple[int, str, Dict[str, Any]]], registry: Any) ->
 
 def template_table(entries: List[Any]) -> Dict[str, Any]:
     """Every template in the DEFERRED fields of ``entries`` -> its scanned parts, as plain
-    data (``ccm.templates.scan.stored``; the very string objects of the values, so the
+    data (``ccm.tmplcache.stored_parts``; the very string objects of the values, so the
     stored plan holds each text once)."""
-    from ccm.templates.scan import stored
+    from ccm.tmplcache import stored_parts
 
     table: Dict[str, Any] = {}
     for e in entries:
@@ -339,7 +343,7 @@ def template_table(entries: List[Any]) -> Dict[str, Any]:
             if f.template == DEFERRED and f.key in values:
                 for text in _strings(values[f.key]):
                     if text not in table and is_templated(text):
-                        table[text] = stored(text)
+                        table[text] = stored_parts(text)
     return table
 
 

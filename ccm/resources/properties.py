@@ -122,6 +122,12 @@ def prepare(spec: Any, raw: Mapping[str, Any], env: Mapping[str, Any], *,
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
     if not is_templated(text):
         return text
+    from ccm import tmplcache   # here: a plain run renders nothing and never imports it
+
+    if type(env) is tmplcache.ProbedEnvironment:   # a stored template, its values probed
+        rendered = tmplcache.render(text, env, typed)
+        if rendered is not None:
+            return rendered
     templates = _templates()
     if not templates.has_expressions(text):
         return text

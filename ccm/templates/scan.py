@@ -17,11 +17,11 @@ from typing import NamedTuple
 
 from ccm.expr import compile_expr
 from ccm.gocompat.fmt import go_sprint
-from ccm.tmplcache import ProbedEnvironment, probe_path
+from ccm.tmplcache import TABLE, ProbedEnvironment, probe_path
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Union
+    from typing import Any, List, Optional, Tuple, Union
 
     Part = Union[str, "Expression"]
 
@@ -87,34 +87,13 @@ def _end_of_dollar(text: str, start: int) -> int:
     return -1
 
 
-# text -> its parts, as a stored plan gives them (``preload``; ``ccm.tmplcache``): the
-# templates of a manifest from the plan cache are not scanned again
-_PRELOADED: Dict[str, Tuple[Part, ...]] = {}
-_PRELOAD_MAX = 200_000
-
-
 def scan(text: str) -> Tuple[Part, ...]:
-    """Split ``text`` into literal strings and ``Expression`` parts."""
-    parts = _PRELOADED.get(text) if _PRELOADED else None
-    return _scan(text) if parts is None else parts
-
-
-def preload(table: Dict[str, Any]) -> None:
-    """Take ``scan``'s answers for these texts from ``table`` (text -> parts as ``stored``
-    gives them) instead of scanning them; a damaged row raises ``ValueError``."""
-    loaded: Dict[str, Tuple[Part, ...]] = {}
-    for text, stored_parts in table.items():
-        if type(text) is not str or type(stored_parts) is not list:
-            raise ValueError("damaged template table")
-        loaded[text] = tuple(p if type(p) is str else Expression(str(p[0]), int(p[1])) for p in stored_parts)
-    if len(_PRELOADED) + len(loaded) > _PRELOAD_MAX:   # an agent's changing manifests: bounded
-        _PRELOADED.clear()
-    _PRELOADED.update(loaded)   # a nested manifest's plan adds to its parent's
-
-
-def stored(text: str) -> List[Any]:
-    """``scan(text)`` as plain data (``preload`` reads it back)."""
-    return [p if isinstance(p, str) else (p.source, p.offset) for p in scan(text)]
+    """Split ``text`` into literal strings and ``Expression`` parts (a text of a stored
+    plan: from its parts, ``ccm.tmplcache.TABLE``)."""
+    stored = TABLE.get(text) if TABLE else None
+    if stored is None:
+        return _scan(text)
+    return tuple(p if type(p) is str else Expression(p[0], p[1]) for p in stored)
 
 
 @lru_cache(maxsize=4096)
