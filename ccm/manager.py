@@ -30,6 +30,7 @@ from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
+from ccm import tmplcache
 from ccm.lazymap import LazyMapping, value_at
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.resource import Properties
@@ -304,14 +305,10 @@ class Manager:
         it; with ``ccm.tmplcache`` on, one whose ``probe`` reads a ``Data`` value or a fact
         without building it (``template_probe``)."""
         probed = self._probed_environment
-        if probed is None:   # a run without templates never imports ccm.tmplcache
-            from ccm import tmplcache
-
+        if probed is None:
             probed = self._probed_environment = tmplcache.enabled()
         if probed:
-            from ccm.tmplcache import ProbedEnvironment
-
-            return ProbedEnvironment(self.template_environment, self.template_probe)
+            return tmplcache.ProbedEnvironment(self.template_environment, self.template_probe)
         return LazyMapping(self.template_environment)
 
     def template_probe(self, path: Tuple[str, ...]) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from sys import intern
 
 from ccm.lazymap import LazyMapping
 from ccm.typing_guard import TYPE_CHECKING
@@ -36,7 +37,7 @@ _TABLE_MAX = 200_000        # texts kept (an agent's manifests change): then the
 # (expression source, offset, probe path or None) tuples, so the templates of a manifest
 # from the plan cache are neither scanned nor parsed again (``ccm.templates.scan.scan``
 # reads it too)
-TABLE: Dict[str, Tuple[Any, ...]] = {}
+TABLE: Dict[str, List[Any]] = {}
 
 
 def enabled() -> bool:
@@ -72,37 +73,40 @@ def probe_path(source: str) -> Optional[Tuple[str, ...]]:
 
 
 def stored_parts(text: str) -> List[Any]:
-    """``text`` scanned, as plain data for a plan (``preload`` reads it back)."""
+    """``text`` scanned, as plain data for a plan (``preload`` takes it back): literal
+    strings and (source, offset, probe path or None) tuples; short strings interned and the
+    paths shared, so the stored plan holds each once."""
     from ccm.templates.scan import scan
 
     out: List[Any] = []
     for part in scan(text):
         if isinstance(part, str):
-            out.append(part)
+            out.append(intern(part) if len(part) <= 64 else part)
         else:
-            path = probe_path(part.source)
-            out.append((part.source, part.offset, None if path is None else list(path)))
+            out.append((intern(part.source), part.offset, probe_path(part.source)))
     return out
 
 
 def preload(table: Dict[str, Any]) -> None:
     """Take the parts of these texts from ``table`` (text -> ``stored_parts``); a damaged
     row raises ``ValueError`` and loads nothing."""
-    loaded: Dict[str, Tuple[Any, ...]] = {}
     for text, parts in table.items():
         if type(text) is not str or type(parts) is not list:
             raise ValueError("damaged template table")
-        loaded[text] = tuple(p if type(p) is str else _expression(p) for p in parts)
-    if len(TABLE) + len(loaded) > _TABLE_MAX:
+        for part in parts:
+            if type(part) is not str and not _expression(part):
+                raise ValueError("damaged template table")
+    if len(TABLE) + len(table) > _TABLE_MAX:
         TABLE.clear()
-    TABLE.update(loaded)   # a nested manifest's plan adds to its parent's
+    TABLE.update(table)   # a nested manifest's plan adds to its parent's
 
 
-def _expression(stored: Any) -> Tuple[str, int, Optional[Tuple[str, ...]]]:
-    source, offset, path = stored
-    if type(source) is not str or type(offset) is not int or not (path is None or type(path) is list):
-        raise ValueError("damaged template table")
-    return source, offset, None if path is None else tuple(str(k) for k in path)
+def _expression(part: Any) -> bool:
+    """Whether ``part`` is a stored expression: (source, offset, None or a path of strings)."""
+    if type(part) is not tuple or len(part) != 3 or type(part[0]) is not str or type(part[1]) is not int:
+        return False
+    path = part[2]
+    return path is None or (type(path) is tuple and len(path) > 1 and all(type(k) is str for k in path))
 
 
 def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
@@ -113,6 +117,7 @@ def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
     parts = TABLE.get(text)
     if parts is None:
         return None
+    probe = env.probe
     out: List[str] = []
     lone = True   # typed: only text around the expression makes the result a string
     for part in parts:
@@ -124,7 +129,7 @@ def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
         path = part[2]
         if path is None:
             return None
-        value = env.probe(path)
+        value = probe(path)
         if value is None:
             return None
         if not isinstance(value, str):

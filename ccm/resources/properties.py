@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
 from ccm.model.kinds import type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
+from ccm.tmplcache import ProbedEnvironment, render as render_stored
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -122,10 +123,8 @@ def prepare(spec: Any, raw: Mapping[str, Any], env: Mapping[str, Any], *,
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
     if not is_templated(text):
         return text
-    from ccm import tmplcache   # here: a plain run renders nothing and never imports it
-
-    if type(env) is tmplcache.ProbedEnvironment:   # a stored template, its values probed
-        rendered = tmplcache.render(text, env, typed)
+    if type(env) is ProbedEnvironment:   # ccm.tmplcache: a stored template, its values probed
+        rendered = render_stored(text, env, typed)
         if rendered is not None:
             return rendered
     templates = _templates()
