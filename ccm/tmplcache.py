@@ -88,25 +88,15 @@ def stored_parts(text: str) -> List[Any]:
 
 
 def preload(table: Dict[str, Any]) -> None:
-    """Take the parts of these texts from ``table`` (text -> ``stored_parts``); a damaged
-    row raises ``ValueError`` and loads nothing."""
+    """Take the parts of these texts from ``table`` (text -> ``stored_parts``); a table of
+    another shape raises ``ValueError`` and loads nothing. (A row of another shape is no
+    error either: ``render`` and ``scan`` then take the plain way.)"""
     for text, parts in table.items():
         if type(text) is not str or type(parts) is not list:
             raise ValueError("damaged template table")
-        for part in parts:
-            if type(part) is not str and not _expression(part):
-                raise ValueError("damaged template table")
     if len(TABLE) + len(table) > _TABLE_MAX:
         TABLE.clear()
     TABLE.update(table)   # a nested manifest's plan adds to its parent's
-
-
-def _expression(part: Any) -> bool:
-    """Whether ``part`` is a stored expression: (source, offset, None or a path of strings)."""
-    if type(part) is not tuple or len(part) != 3 or type(part[0]) is not str or type(part[1]) is not int:
-        return False
-    path = part[2]
-    return path is None or (type(path) is tuple and len(path) > 1 and all(type(k) is str for k in path))
 
 
 def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
@@ -119,24 +109,24 @@ def render(text: str, env: ProbedEnvironment, typed: bool = False) -> Any:
         return None
     probe = env.probe
     out: List[str] = []
-    lone = True   # typed: only text around the expression makes the result a string
-    for part in parts:
-        if type(part) is str:
-            out.append(part)
-            if lone and part.strip():
-                lone = False
-            continue
-        path = part[2]
-        if path is None:
-            return None
-        value = probe(path)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            from ccm.gocompat.fmt import go_sprint
+    try:
+        for part in parts:
+            if type(part) is str:
+                out.append(part)
+                continue
+            path = part[2]   # (source, offset, probe path or None)
+            if type(path) is not tuple:
+                return None
+            value = probe(path)
+            if value is None:
+                return None
+            if not isinstance(value, str):
+                from ccm.gocompat.fmt import go_sprint
 
-            value = go_sprint(value)
-        out.append(value)
-    if typed and lone:
+                value = go_sprint(value)
+            out.append(value)
+    except (TypeError, IndexError, KeyError):   # a row of another shape: the plain way
+        return None
+    if typed and not any(type(p) is str and p.strip() for p in parts):   # a lone expression keeps its type
         return None
     return "".join(out)

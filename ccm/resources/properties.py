@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
-from ccm.model.kinds import type_name as _type_name
+from ccm.model.kinds import STR, type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, Field, Properties, is_templated, parse_ref
 from ccm.tmplcache import ProbedEnvironment, render as render_stored
 from ccm.typing_guard import TYPE_CHECKING
@@ -187,6 +187,11 @@ def render_phase(props: Properties, env: EnvSource, phase: str) -> None:
             continue   # a plain string renders as itself (``_render_str``)
         if callable(env):   # a Mapping is not
             env = env()
+        if type(env) is ProbedEnvironment and f.kind is STR and type(v) is str:   # what render_field does,
+            rendered = render_stored(v, env)                                     # for a stored template
+            if rendered is not None:
+                values[f.key] = rendered
+                continue
         values[f.key] = render_field(f, v, env)
 
 

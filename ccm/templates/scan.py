@@ -93,7 +93,10 @@ def scan(text: str) -> Tuple[Part, ...]:
     stored = TABLE.get(text) if TABLE else None
     if stored is None:
         return _scan(text)
-    return tuple(p if type(p) is str else Expression(p[0], p[1]) for p in stored)
+    try:
+        return tuple(p if type(p) is str else Expression(str(p[0]), int(p[1])) for p in stored)
+    except (TypeError, ValueError, IndexError):   # a row of another shape: scan it
+        return _scan(text)
 
 
 @lru_cache(maxsize=4096)
