@@ -23,11 +23,11 @@ import os
 from functools import lru_cache
 from sys import intern
 
-from ccm.lazymap import LazyMapping
+from ccm.lazymap import LazyMapping, value_at
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 SWITCH = "CCM_TEMPLATE_CACHE"
 ROOTS = ("Data", "Facts")   # the environment's names a probe may answer
@@ -45,9 +45,38 @@ def enabled() -> bool:
     return os.environ.get(SWITCH, "").strip() != "0"
 
 
+_NOT_YET = object()
+
+
 class ProbedEnvironment(LazyMapping):
     """The lazy template environment of a manager with the shortcuts on: ``probe`` answers
-    a ``Data``/``Facts`` path without building the environment (the manager's ``probe``)."""
+    a ``Data``/``Facts`` path without building the environment (the manager's ``probe``),
+    each path asked once (a run's resources share one while no template resolves it:
+    ``ccm.resources.base.RunFlow``)."""
+
+    def __init__(self, loader: Callable[[], Dict[str, Any]], probe: Callable[[Tuple[str, ...]], Any]) -> None:
+        super().__init__(loader, probe)
+        self._answers: Dict[Tuple[str, ...], Any] = {}
+        self._ask = probe
+
+    def probe(self, path: Tuple[str, ...]) -> Any:
+        if self.resolved:
+            return value_at(self.resolve(), path)
+        value = self._answers.get(path, _NOT_YET)
+        if value is _NOT_YET:
+            value = self._answers[path] = self._ask(path)
+        return value
+
+
+def only_probes(text: str) -> bool:
+    """Whether every expression of the template ``text`` reads one ``Data`` value or fact
+    (``probe_path``): it reads no file and calls no function."""
+    parts = TABLE.get(text)
+    if parts is None:
+        from ccm.templates.scan import scan
+
+        return all(isinstance(p, str) or probe_path(p.source) is not None for p in scan(text))
+    return all(type(p) is str or (type(p) is tuple and len(p) == 3 and type(p[2]) is tuple) for p in parts)
 
 
 @lru_cache(maxsize=1024)

@@ -65,6 +65,14 @@ class Held:
         self.event, self.props, self.write, self.interrupted = event, props, write, interrupted
 
 
+def _reads_nothing(content: str) -> bool:
+    """A templated content that reads only ``Data`` values and facts (``ccm.tmplcache``,
+    when on) reads no file another write of the batch may not have renamed yet."""
+    from ccm import tmplcache
+
+    return tmplcache.enabled() and tmplcache.only_probes(content)
+
+
 def _refs(props: Properties) -> List[Any]:
     """``require`` and ``subscribe`` entries (validation admits them only where declared)."""
     return list(props.get("require") or []) + list(props.get("subscribe") or [])
@@ -176,7 +184,8 @@ class RunBatch:
         # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
-        if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
+        if content is not None and (not isinstance(content, str) or (("{{" in content or "${" in content)
+                                                                     and not _reads_nothing(content))):
             return False
         if source:
             if not isinstance(source, str) or is_templated(source):

@@ -2,7 +2,7 @@
 manifest and the probed ``Data``/``Facts`` values give what the plain path gives.
 
 The plain twin is ``CCM_TEMPLATE_CACHE=0`` (a full load on every run, every expression run
-against the full environment, facts gathered). Both run the same runs of the real CLI, in
+against the full environment, facts gathered). Both run the same runs of the real CLI (the first batching its writes), in
 scratch trees of the same shape: first, steady, a fact only a template reads changes (the
 plan is kept and renders anew), a fact the Hiera data reads changes (other data: a full
 load), and back. Every run's events (``--json``, ids and times out), the log of a steady
@@ -41,6 +41,7 @@ ccm:
         - WORK/f5: {content: "{{ Data.nokey }}\\n"}
         - WORK/f6: {content: "{{ Facts.role }}"}
         - WORK/plain: {content: "no template\\n"}
+        - WORK/f8: {content: "{{ readFile('WORK/plain') }}"}
 """
 
 # a template rendered while loading (``mode``): no plan, a full load every run
@@ -131,7 +132,8 @@ def test_the_template_cache_gives_what_the_plain_path_gives(tmp_path):
     assert (fast_steps[1][-1]["f7"][1], fast_steps[2][-1]["f7"][1]) == ("0o644", "0o600")
     assert "Data has no key 'nokey'" in fast_steps[0][1]
     events = json.loads(fast_steps[1][1])["events"]
-    assert [e["changed"] for e in events] == [False] * 7
+    assert [e["changed"] for e in events] == [False] * 8
+    assert fast_steps[0][-1]["f8"][0] == "no template\n"   # read after the batch renamed it
     # what the fast twin keeps: m.yaml's plan (p.yaml has none), the plain twin none
     assert len(fast.plans()) == 1 and not plain.plans()
 
