@@ -151,6 +151,8 @@ class Bench:
         self.home = self.scratch / "home"
         self.home.mkdir()
         self.cache = self.scratch / "cache"
+        self.locks = self.scratch / "locks"
+        self.locks.mkdir(mode=0o700)
         self.results: Dict[str, object] = {}
         self.first_max = 10000
         self.unbuffered = False   # keep PYTHONUNBUFFERED from the environment
@@ -162,9 +164,11 @@ class Bench:
         # (PYTHONUNBUFFERED, set in many container images, makes every status line a write(2);
         # --unbuffered keeps it to measure that)
         dropped = ("PYTHONDONTWRITEBYTECODE", "SHIV_ROOT", "PYTHONPATH", "PYTHONHOME", "CCM_SESSION_STORE",
-                   "VIRTUAL_ENV") + (() if self.unbuffered else ("PYTHONUNBUFFERED",))
+                   "VIRTUAL_ENV", "CCM_TEMPLATE_CACHE") + (() if self.unbuffered else ("PYTHONUNBUFFERED",))
         env = {k: v for k, v in os.environ.items() if k not in dropped}
-        env.update(HOME=str(self.home), NO_COLOR="1", CCM_CACHE_DIR=str(cache or self.cache))
+        # its own lock directory: another ccm on a shared machine holds /run/ccm's run lock
+        env.update(HOME=str(self.home), NO_COLOR="1", CCM_CACHE_DIR=str(cache or self.cache),
+                   CCM_LOCK_DIR=str(self.locks))
         env.update(extra)
         return env
 

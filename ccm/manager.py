@@ -214,7 +214,6 @@ class Manager:
         # hears every run of this manager and its children (``add_publisher``), with the
         # publisher a run is given (``execute``)
         self.publisher: Publisher = NO_PUBLISHER
-        self._probed_environment: Optional[bool] = None   # ccm.tmplcache.enabled(), asked once
 
     def child(self, *, noop: Optional[bool] = None, working_dir: Optional[str] = None,
               data: Optional[Mapping[str, Any]] = None, user_log: Optional[UserLog] = None) -> "Manager":
@@ -301,30 +300,10 @@ class Manager:
         return CCM_FUNCTIONS | frozenset(self.template_functions)
 
     def lazy_template_environment(self) -> Mapping[str, Any]:
-        """An environment built (and facts gathered) only if a template or expression reads
-        it; with ``ccm.tmplcache`` on, one whose ``probe`` reads a ``Data`` value or a fact
-        without building it (``template_probe``)."""
-        probed = self._probed_environment
-        if probed is None:
-            probed = self._probed_environment = tmplcache.enabled()
-        if probed:
-            return tmplcache.ProbedEnvironment(self.template_environment, self.template_probe)
-        return LazyMapping(self.template_environment)
-
-    def template_probe(self, path: Tuple[str, ...]) -> Any:
-        """The value at ``path`` of the template environment (``value_at``), for a path
-        from ``Data`` or ``Facts`` (``tmplcache.probe_path``), without building it: the
-        data as ``template_environment`` holds it, a fact through the facts cache's probe
-        (gathered only when no cheap source can tell). None where there is none, or for a
-        root the extra template functions replace."""
-        root = path[0]
-        if root in self.extra_template_functions:   # make_environment lets a function replace it
-            return None
-        if root == "Facts":
-            return self._facts_cache.probe(path[1:])
-        if root == "Data":
-            return value_at(self._data, path[1:])
-        return None
+        """An environment built (and facts gathered) only if a template or expression reads it
+        (``ccm.tmplcache.environment``: with the template cache on, one value read alone)."""
+        return tmplcache.environment(self.template_environment, self._data, self._facts_cache.probe,
+                                     self.extra_template_functions)
 
     def template_environment(self) -> Dict[str, Any]:
         from ccm.templates import make_environment

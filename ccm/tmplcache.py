@@ -27,7 +27,7 @@ from ccm.lazymap import LazyMapping, value_at
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 SWITCH = "CCM_TEMPLATE_CACHE"
 ROOTS = ("Data", "Facts")   # the environment's names a probe may answer
@@ -49,15 +49,19 @@ _NOT_YET = object()
 
 
 class ProbedEnvironment(LazyMapping):
-    """The lazy template environment of a manager with the shortcuts on: ``probe`` answers
-    a ``Data``/``Facts`` path without building the environment (the manager's ``probe``),
-    each path asked once (a run's resources share one while no template resolves it:
-    ``ccm.resources.base.RunFlow``)."""
+    """The lazy template environment of a manager with the shortcuts on (``loader`` builds
+    it): ``probe`` answers a ``Data``/``Facts`` path without building it, ``Data`` from
+    ``data`` (what the environment holds), a fact from ``facts_probe`` (the facts cache's:
+    the value the gathered facts have, from the cheapest source that can tell); None for a
+    root one of the ``replaced`` names (the extra template functions) takes over. Each path
+    is asked once: a run's resources share one while no template resolves it
+    (``ccm.resources.base.RunFlow``)."""
 
-    def __init__(self, loader: Callable[[], Dict[str, Any]], probe: Callable[[Tuple[str, ...]], Any]) -> None:
-        super().__init__(loader, probe)
+    def __init__(self, loader: Callable[[], Dict[str, Any]], data: Mapping[str, Any],
+                 facts_probe: Callable[[Tuple[str, ...]], Any], replaced: Mapping[str, Any]) -> None:
+        super().__init__(loader)
         self._answers: Dict[Tuple[str, ...], Any] = {}
-        self._ask = probe
+        self._data, self._facts_probe, self._replaced = data, facts_probe, replaced
 
     def probe(self, path: Tuple[str, ...]) -> Any:
         if self.resolved:
@@ -66,6 +70,25 @@ class ProbedEnvironment(LazyMapping):
         if value is _NOT_YET:
             value = self._answers[path] = self._ask(path)
         return value
+
+    def _ask(self, path: Tuple[str, ...]) -> Any:
+        root = path[0]
+        if root in self._replaced:   # make_environment lets a function replace it
+            return None
+        if root == "Facts":
+            return self._facts_probe(path[1:])
+        if root == "Data":
+            return value_at(self._data, path[1:])
+        return None
+
+
+def environment(loader: Callable[[], Dict[str, Any]], data: Mapping[str, Any],
+                facts_probe: Callable[[Tuple[str, ...]], Any], replaced: Mapping[str, Any]) -> LazyMapping:
+    """A manager's lazy template environment: a ``ProbedEnvironment`` when the shortcuts
+    are on, else the plain ``LazyMapping`` of ``loader``."""
+    if enabled():
+        return ProbedEnvironment(loader, data, facts_probe, replaced)
+    return LazyMapping(loader)
 
 
 def only_probes(text: str) -> bool:

@@ -53,7 +53,7 @@ class Manifest(ValueObject):
     post_message: str
     tmpdir: Optional[str]             # remote bundles: removed by cleanup()
     # no resource holds a template anywhere (``plancache.templated_anywhere``), so the apply
-    # flow has nothing to render at run time (every manifest from the plan cache is so)
+    # flow has nothing to render at run time (a plan without a template table is so)
     template_free: bool
 
     _value_fields = (
@@ -564,9 +564,9 @@ def _deferred_templates_cached(flat: List[Tuple[int, str, Dict[str, Any]]], mana
 
 def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
                     entries: List[ResourceEntry]) -> bool:
-    """For a template-free manifest (no template in the resources: their values would
-    depend on facts and data): no template in the messages either, and every reference
-    resolved inside the manifest (not the session store)."""
+    """For a template-free manifest, or one whose templates are all rendered at run time
+    (``_deferred_templates_cached``): no template in the messages either, and every
+    reference resolved inside the manifest (not the session store)."""
     if ccm_block.get("resources_jet_file"):
         return False
     if any(is_templated(ccm_block.get(k) or "") for k in ("pre_message", "post_message")):

@@ -1,5 +1,5 @@
-"""Compiled plans: an unchanged manifest whose resources hold no template is not loaded
-and validated again on every cron run.
+"""Compiled plans: an unchanged manifest whose resources hold no template, or templates
+only in fields rendered at run time, is not loaded and validated again on every cron run.
 
 What: after a full load succeeds, the validated resources (type, list index, property
 values), the messages, ``fail_on_error`` and the manifest's ``data``/``hierarchy``/
@@ -18,10 +18,15 @@ A later load reads the entry, resolves the Hiera data again from the stored docu
 and uses the stored plan only when the digest of that data equals the one the plan was
 validated with: changed data, a changed manifest or another build means a full load.
 Facts need no place in the key: without templates no property depends on them, and the
-data that does is resolved on every run.
+data that does is resolved on every run. A templated manifest (``ccm.tmplcache``, off with
+``CCM_TEMPLATE_CACHE=0``) is stored only when every template sits in a ``DEFERRED`` field
+(``deferred_only``: a file's ``content``, not a name, key or field rendered while loading):
+the plan holds the templates as written, never what they render, so neither the values
+they read nor any fact belongs in the key; with them it stores each template's scanned
+parts and probe paths (``template_table``), and a run from the plan only evaluates them.
 
 Cached only: a local manifest file (not a bundle or URL), no ``resources_jet_file``, no
-template anywhere in the resources or messages, every ``require``/``subscribe`` naming a
+template in the messages or outside ``DEFERRED`` fields of the resources, every ``require``/``subscribe`` naming a
 resource of the same manifest (not the session store), property values of plain data
 only, no secret anywhere (``holds_secret``: URL user info, a redacted field such as an
 archive's ``password`` or ``headers``, data marked ``# @sensitive``). The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no

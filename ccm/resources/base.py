@@ -274,10 +274,11 @@ class RunFlow:
         """The manager's lazy template environment; a ``ccm.tmplcache.ProbedEnvironment``
         is shared by the run's resources until a template resolves it (each ``Data``
         value or fact a template reads is then asked once per run)."""
-        env = self._shared_environment
-        if env is None or env.resolved:
-            env = self.manager.lazy_template_environment()
-            self._shared_environment = env if type(env) is ProbedEnvironment else None
+        shared = self._shared_environment
+        if shared is not None and not shared.resolved:
+            return shared
+        env = self.manager.lazy_template_environment()
+        self._shared_environment = env if isinstance(env, ProbedEnvironment) else None
         return env
 
 
