@@ -99,7 +99,10 @@ def only_probes(text: str) -> bool:
         from ccm.templates.scan import scan
 
         return all(isinstance(p, str) or probe_path(p.source) is not None for p in scan(text))
-    return all(type(p) is str or (type(p) is tuple and len(p) == 3 and type(p[2]) is tuple) for p in parts)
+    for p in parts:
+        if type(p) is not str and (type(p) is not tuple or len(p) != 3 or type(p[2]) is not tuple):
+            return False
+    return True
 
 
 @lru_cache(maxsize=1024)
