@@ -129,8 +129,8 @@ def probe_path(source: str) -> Optional[Tuple[str, ...]]:
 
 def stored_parts(text: str) -> List[Any]:
     """``text`` scanned, as plain data for a plan (``preload`` takes it back): literal
-    strings and (source, offset, probe path or None) tuples; short strings interned and the
-    paths shared, so the stored plan holds each once."""
+    strings and (source, offset, probe path or None) tuples; short strings interned and
+    equal tuples one object, so the stored plan holds each once."""
     from ccm.templates.scan import scan
 
     out: List[Any] = []
@@ -138,8 +138,14 @@ def stored_parts(text: str) -> List[Any]:
         if isinstance(part, str):
             out.append(intern(part) if len(part) <= 64 else part)
         else:
-            out.append((intern(part.source), part.offset, probe_path(part.source)))
+            expression = (intern(part.source), part.offset, probe_path(part.source))
+            out.append(_SHARED.setdefault(expression, expression))   # the same one in every text
+    if len(_SHARED) > 4096:
+        _SHARED.clear()
     return out
+
+
+_SHARED: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
 
 
 def preload(table: Dict[str, Any]) -> None:
