@@ -535,16 +535,15 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
         validate_manifest(doc, data, entries, ccm_block, path)
     if not items:
         raise ManifestError(f"{path}: manifest must contain resources")
-    from ccm.apply.plancache import templated_anywhere
+    from ccm.apply.plancache import deferred_only, templated_anywhere
 
     template_free = not any(templated_anywhere(raw) for _i, _t, raw in flat)
-    cacheable = template_free or _deferred_templates_cached(flat, manager)
     manifest = Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                         fail_on_error=bool(ccm_block.get("fail_on_error")),
                         pre_message=messages.get("pre_message", ""),
                         post_message=messages.get("post_message", ""), tmpdir=tmpdir,
                         template_free=template_free)
-    if plan_key and cacheable and _plan_cacheable(ccm_block, flat, entries):
+    if plan_key and (template_free or deferred_only(flat, manager.registry)) and _plan_cacheable(ccm_block, flat, entries):
         from ccm.apply import plancache
 
         plancache.write(plan_key, hiera={k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc},
@@ -553,19 +552,10 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
     return manifest
 
 
-def _deferred_templates_cached(flat: List[Tuple[int, str, Dict[str, Any]]], manager: Any) -> bool:
-    """A templated manifest's plan is stored when ``ccm.tmplcache`` is on and every template
-    is rendered at run time (``plancache.deferred_only``)."""
-    from ccm import tmplcache
-    from ccm.apply.plancache import deferred_only
-
-    return tmplcache.enabled() and deferred_only(flat, manager.registry)
-
-
 def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
                     entries: List[ResourceEntry]) -> bool:
     """For a template-free manifest, or one whose templates are all rendered at run time
-    (``_deferred_templates_cached``): no template in the messages either, and every
+    (``plancache.deferred_only``): no template in the messages either, and every
     reference resolved inside the manifest (not the session store)."""
     if ccm_block.get("resources_jet_file"):
         return False

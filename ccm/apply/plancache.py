@@ -319,7 +319,12 @@ def deferred_only(flat: List[Tuple[int, str, Dict[str, Any]]], registry: Any) ->
     """Whether every template of these raw resources sits in a field rendered at run time
     (``DEFERRED``: a file's ``content``...), never in a key, a name or a field rendered
     while loading: then the validated resources hold the templates as written and do not
-    depend on ``Data`` or ``Facts`` (``ccm.tmplcache``), and their plan may be stored."""
+    depend on ``Data`` or ``Facts``, and their plan may be stored (``ccm.tmplcache``: not
+    when it is off)."""
+    from ccm import tmplcache
+
+    if not tmplcache.enabled():
+        return False
     fields: Dict[str, Dict[str, Any]] = {}   # type -> key -> field
     for _idx, type_name, raw in flat:
         known = fields.get(type_name)
