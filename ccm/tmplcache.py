@@ -1,8 +1,8 @@
 """Templated manifests fast (issue 27 item 8): the seam and its switch.
 
-Two shortcuts, both off with ``CCM_TEMPLATE_CACHE=0`` (then a templated manifest loads in
-full on every run and every template expression runs against the full environment, as
-before):
+Three shortcuts, all off with ``CCM_TEMPLATE_CACHE=0`` (then a templated manifest loads in
+full on every run, every template expression runs against the full environment built per
+resource, and a templated file content is never batched, as before):
 
 * the compiled-plan cache (``ccm.apply.plancache``) also keeps a manifest whose templates
   all sit in fields rendered at run time (``DEFERRED``: a file's ``content``...): the plan
@@ -13,7 +13,11 @@ before):
   ``Data`` from the manager's data, a fact from the cheapest source that gives the value
   the gathered facts would have (``Manager.facts_view().probe``), so a run whose templates
   read only such values neither gathers the facts nor builds the environment. A missing or
-  null value (an error or a warning to report) goes through the full evaluation.
+  null value (an error or a warning to report) goes through the full evaluation;
+* a file content whose template reads only such values (``only_probes``: no ``readFile``,
+  no function) may be batched on a first run (``ccm.apply.batch``): it reads no file.
+
+The differential test against the plain path: ``tests/engine/test_template_cache_twin.py``.
 
 Not: a cache of rendered values (a template renders again on every run).
 """
