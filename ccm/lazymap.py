@@ -37,6 +37,11 @@ class LazyMapping(Mapping[str, "Any"]):   # "Any": typing is for the type checke
             return self._probe(path)
         return value_at(self.resolve(), path)
 
+    @property
+    def resolved(self) -> bool:
+        """Whether the mapping has been computed."""
+        return self._value is not None
+
     def resolve(self) -> Dict[str, Any]:
         if self._value is None:
             self._value = self._loader()

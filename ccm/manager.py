@@ -30,7 +30,8 @@ from _thread import allocate_lock
 
 from ccm.log import UserLogger, internal
 from ccm.model.events import ResourceState, TransactionEvent
-from ccm.lazymap import LazyMapping
+from ccm import tmplcache
+from ccm.lazymap import LazyMapping, value_at
 from ccm.model.manager import ChildRun, Metrics, UserLog
 from ccm.model.resource import Properties
 from ccm.model.run import NO_PUBLISHER, Publisher, Run, combine
@@ -129,8 +130,6 @@ class FactsCache:
         have it, without gathering when the layers the gather merges can tell: the
         ``--fact`` values over the file facts over the system's own cheap source
         (``ccm.facts.probe_system``). Anything else reads the gathered facts."""
-        from ccm.lazymap import value_at
-
         with self._lock:
             facts = self._facts
             if facts is None and path in self._probed:
@@ -301,8 +300,10 @@ class Manager:
         return CCM_FUNCTIONS | frozenset(self.template_functions)
 
     def lazy_template_environment(self) -> Mapping[str, Any]:
-        """An environment built (and facts gathered) only if a template or expression reads it."""
-        return LazyMapping(self.template_environment)
+        """An environment built (and facts gathered) only if a template or expression reads it
+        (``ccm.tmplcache.environment``: with the template cache on, one value read alone)."""
+        return tmplcache.environment(self.template_environment, self._data, self._facts_cache.probe,
+                                     self.extra_template_functions)
 
     def template_environment(self) -> Dict[str, Any]:
         from ccm.templates import make_environment

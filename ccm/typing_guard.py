@@ -34,7 +34,9 @@ The budget: what a steady ``ccm apply`` of a plain file manifest imports beyond 
 new import on the path fails it: add the module here, with the reason it must be there).
 Such a run of one file costs about 79 M instructions, 85 k more per file (callgrind, the
 pyz on ``/usr/bin/python3`` 3.11), about 1.2x the interpreter running a plain loop that
-does the same work (``bench/bench_speed.py``, N=1).
+does the same work (``bench/bench_speed.py``, N=1). ``ccm.tmplcache`` is on it for the
+names the property renderer and the manager test a template environment against; it
+imports nothing that is not on the path already.
 
 ccm modules:
     ccm ccm.apply ccm.apply.batch ccm.apply.engine ccm.apply.manifest ccm.apply.plancache
@@ -47,7 +49,7 @@ ccm modules:
     ccm.readfile ccm.redact ccm.registry ccm.remote ccm.report ccm.resources ccm.resources.base
     ccm.resources.file ccm.resources.file.logic ccm.resources.file.observation
     ccm.resources.file.posix ccm.resources.file.steady ccm.resources.flowevents
-    ccm.resources.ownership ccm.resources.properties ccm.session ccm.typing_guard
+    ccm.resources.ownership ccm.resources.properties ccm.session ccm.tmplcache ccm.typing_guard
 
 standard library modules (a Python may load fewer; ``_sha2`` is 3.12's ``_sha256``):
     __future__ _collections _collections_abc _functools _heapq _operator _sha2 _sha256 _stat

@@ -41,7 +41,7 @@ from ccm.model.resource import Properties, is_templated
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, ContextManager, List, Optional, Sequence, Set
+    from typing import Any, Callable, ContextManager, List, Optional, Sequence, Set
 
 log = internal("ccm.apply")
 
@@ -63,6 +63,10 @@ class Held:
     def __init__(self, event: TransactionEvent, props: Properties, write: Optional[fsafe.StagedWrite],
                  interrupted: bool):
         self.event, self.props, self.write, self.interrupted = event, props, write, interrupted
+
+
+def _never(content: str) -> bool:
+    return False
 
 
 def _refs(props: Properties) -> List[Any]:
@@ -87,6 +91,7 @@ class RunBatch:
         self._resources = resources
         self._depended: Optional[Set[str]] = None   # found when first asked: a steady run stages nothing
         self._any_templated_ref = False
+        self._probes: Optional[Callable[[str], bool]] = None   # ccm.tmplcache.only_probes, when on
 
     @classmethod
     def for_run(cls, manifest: Any, working_dir: Optional[str], *, noop: bool,
@@ -176,7 +181,8 @@ class RunBatch:
         # is_templated inlined (every resource of a run asks) and conflicts only once something is staged
         if not isinstance(name, str) or "{{" in name or "${" in name or (self.fs.writes and self.fs.conflicts(name)):
             return False
-        if content is not None and (not isinstance(content, str) or "{{" in content or "${" in content):
+        if content is not None and (not isinstance(content, str) or (("{{" in content or "${" in content)
+                                                                     and not self._reads_nothing(content))):
             return False
         if source:
             if not isinstance(source, str) or is_templated(source):
@@ -184,6 +190,15 @@ class RunBatch:
             if self.fs.conflicts(os.path.normpath(os.path.join(self.working_dir or os.getcwd(), source))):
                 return False
         return True
+
+    def _reads_nothing(self, content: str) -> bool:
+        """A templated content that reads only ``Data`` values and facts (``ccm.tmplcache``,
+        when on) reads no file another write of the batch may not have renamed yet."""
+        if self._probes is None:
+            from ccm import tmplcache
+
+            self._probes = tmplcache.only_probes if tmplcache.enabled() else _never
+        return self._probes(content)
 
     def _depended_on(self, props: Properties) -> bool:
         depended = self._depended if self._depended is not None else self._find_depended()

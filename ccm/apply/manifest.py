@@ -53,7 +53,7 @@ class Manifest(ValueObject):
     post_message: str
     tmpdir: Optional[str]             # remote bundles: removed by cleanup()
     # no resource holds a template anywhere (``plancache.templated_anywhere``), so the apply
-    # flow has nothing to render at run time (every manifest from the plan cache is so)
+    # flow has nothing to render at run time (a plan without a template table is so)
     template_free: bool
 
     _value_fields = (
@@ -513,7 +513,7 @@ def _from_plan(plan_key: str, manager: Any, path: str, shown: str, text: str, *,
     manager.set_data(data)
     return Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
                     fail_on_error=plan.fail_on_error, pre_message=plan.pre_message,
-                    post_message=plan.post_message, template_free=True)   # only those are stored
+                    post_message=plan.post_message, template_free=plan.template_free)
 
 
 def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Optional[str], *,
@@ -560,7 +560,7 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
         validate_manifest(doc, data, entries, ccm_block, path)
     if not items:
         raise ManifestError(f"{path}: manifest must contain resources")
-    from ccm.apply.plancache import templated_anywhere
+    from ccm.apply.plancache import deferred_only, templated_anywhere
 
     template_free = not any(templated_anywhere(raw) for _i, _t, raw in flat)
     manifest = Manifest(source=shown, path=path, directory=directory, data=data, resources=entries,
@@ -568,20 +568,21 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
                         pre_message=messages.get("pre_message", ""),
                         post_message=messages.get("post_message", ""), tmpdir=tmpdir,
                         template_free=template_free)
-    if plan_key and template_free and _plan_cacheable(ccm_block, flat, entries):
+    if (plan_key and (template_free or deferred_only(flat, manager.registry))
+            and _plan_cacheable(ccm_block, flat, entries)):
         from ccm.apply import plancache
 
         plancache.write(plan_key, hiera={k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc},
                         data=data, fail_on_error=manifest.fail_on_error, pre_message=manifest.pre_message,
-                        post_message=manifest.post_message, entries=entries)
+                        post_message=manifest.post_message, entries=entries, template_free=template_free)
     return manifest
 
 
 def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dict[str, Any]]],
                     entries: List[ResourceEntry]) -> bool:
-    """For a template-free manifest (no template in the resources: their values would
-    depend on facts and data): no template in the messages either, and every reference
-    resolved inside the manifest (not the session store)."""
+    """For a template-free manifest, or one whose templates are all rendered at run time
+    (``plancache.deferred_only``): no template in the messages either, and every
+    reference resolved inside the manifest (not the session store)."""
     if ccm_block.get("resources_jet_file"):
         return False
     if any(is_templated(ccm_block.get(k) or "") for k in ("pre_message", "post_message")):

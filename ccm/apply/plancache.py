@@ -1,5 +1,5 @@
-"""Compiled plans: an unchanged manifest whose resources hold no template is not loaded
-and validated again on every cron run.
+"""Compiled plans: an unchanged manifest whose resources hold no template, or templates
+only in fields rendered at run time, is not loaded and validated again on every cron run.
 
 What: after a full load succeeds, the validated resources (type, list index, property
 values), the messages, ``fail_on_error`` and the manifest's ``data``/``hierarchy``/
@@ -18,10 +18,15 @@ A later load reads the entry, resolves the Hiera data again from the stored docu
 and uses the stored plan only when the digest of that data equals the one the plan was
 validated with: changed data, a changed manifest or another build means a full load.
 Facts need no place in the key: without templates no property depends on them, and the
-data that does is resolved on every run.
+data that does is resolved on every run. A templated manifest (``ccm.tmplcache``, off with
+``CCM_TEMPLATE_CACHE=0``) is stored only when every template sits in a ``DEFERRED`` field
+(``deferred_only``: a file's ``content``, not a name, key or field rendered while loading):
+the plan holds the templates as written, never what they render, so neither the values
+they read nor any fact belongs in the key; with them it stores each template's scanned
+parts and probe paths (``template_table``), and a run from the plan only evaluates them.
 
 Cached only: a local manifest file (not a bundle or URL), no ``resources_jet_file``, no
-template anywhere in the resources or messages, every ``require``/``subscribe`` naming a
+template in the messages or outside ``DEFERRED`` fields of the resources, every ``require``/``subscribe`` naming a
 resource of the same manifest (not the session store), property values of plain data
 only, no secret anywhere (``holds_secret``: URL user info, a redacted field such as an
 archive's ``password`` or ``headers``, data marked ``# @sensitive``). The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
@@ -38,13 +43,13 @@ from sys import intern
 from functools import lru_cache
 
 from ccm.digest import sha256
-from ccm.model.resource import Properties, is_templated
+from ccm.model.resource import DEFERRED, Properties, is_templated
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 
-MAGIC = b"ccm-plan 2\n"
+MAGIC = b"ccm-plan 3\n"
 PREFIX = "plan-"
 KEEP = 64              # entries kept (one per manifest path and content)
 _MARSHAL_VERSION = 2   # data digests: no FLAG_REF, so the bytes depend on the value only
@@ -179,8 +184,13 @@ class Plan:
     """A stored plan: what ``load_manifest`` needs to rebuild the ``Manifest``."""
 
     def __init__(self, hiera: Dict[str, Any], digest: str, fail_on_error: bool, pre_message: str,
-                 post_message: str, resources: List[Tuple[int, str, Any, bool]]) -> None:
+                 post_message: str, resources: List[Tuple[int, str, Any, bool]],
+                 templates: Optional[Dict[str, Any]] = None) -> None:
         self.hiera = hiera
+        # every template of the resources (all in DEFERRED fields) -> its scanned parts
+        # (``ccm.tmplcache.stored_parts``); empty: no template anywhere
+        self.templates = templates or {}
+        self.template_free = not self.templates
         self.digest = digest
         self.fail_on_error = fail_on_error
         self.pre_message = pre_message
@@ -189,6 +199,14 @@ class Plan:
 
     def entries(self, manager: Any) -> List[Any]:
         from ccm.apply.manifest import ResourceEntry
+
+        if self.templates:   # scanned when stored: the run only evaluates them
+            from ccm.tmplcache import preload
+
+            try:
+                preload(self.templates)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise Uncacheable(f"damaged plan: {exc}") from None
 
         out = []
         specs: Dict[str, Tuple[Any, Any]] = {}   # type -> (spec, fields): asked once per type, not per resource
@@ -219,16 +237,23 @@ def read(name: str) -> Optional[Plan]:
         return None
     try:
         stored = marshal.loads(payload)
-        stored_name, hiera, data_sha, fail_on_error, pre, post, resources = stored
+        stored_name, hiera, data_sha, fail_on_error, pre, post, resources, templates = stored
         if stored_name != name or not isinstance(resources, list) or not isinstance(data_sha, str):
             return None
-        return Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources)
+        if type(templates) is not dict:
+            return None
+        if templates:
+            from ccm.tmplcache import enabled
+
+            if not enabled():   # CCM_TEMPLATE_CACHE=0: a templated manifest loads in full
+                return None
+        return Plan(decode(hiera), data_sha, bool(fail_on_error), str(pre), str(post), resources, templates)
     except Exception:   # corrupt beyond the digest (another Python's marshal): load in full
         return None
 
 
 def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, pre_message: str,
-          post_message: str, entries: List[Any]) -> None:
+          post_message: str, entries: List[Any], template_free: bool = True) -> None:
     """Store the plan of a manifest just loaded in full (nothing when it cannot be)."""
     from ccm import cache
 
@@ -251,8 +276,9 @@ def write(name: str, *, hiera: Dict[str, Any], data: Any, fail_on_error: bool, p
                       shared.setdefault(v, v) if type(v) is str and len(v) <= _SHARED_MAX else v
                       for k, v in values.items()}
             resources.append((e.index, intern(e.props.type_name), values, tagged))
+        templates = {} if template_free else template_table(entries)
         payload = marshal.dumps((name, encode(hiera), digest, bool(fail_on_error), pre_message, post_message,
-                                 resources), _PLAN_MARSHAL_VERSION)
+                                 resources, templates), _PLAN_MARSHAL_VERSION)
     except (Uncacheable, ValueError, TypeError):
         return
     cache.write(name, MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload,
@@ -287,3 +313,61 @@ def templated_anywhere(value: Any, depth: int = 0) -> bool:
     if isinstance(value, (list, tuple, set, frozenset)):
         return any(templated_anywhere(v, depth + 1) for v in value)
     return False
+
+
+def deferred_only(flat: List[Tuple[int, str, Dict[str, Any]]], registry: Any) -> bool:
+    """Whether every template of these raw resources sits in a field rendered at run time
+    (``DEFERRED``: a file's ``content``...), never in a key, a name or a field rendered
+    while loading: then the validated resources hold the templates as written and do not
+    depend on ``Data`` or ``Facts``, and their plan may be stored (``ccm.tmplcache``: not
+    when it is off)."""
+    from ccm import tmplcache
+
+    if not tmplcache.enabled():
+        return False
+    fields: Dict[str, Dict[str, Any]] = {}   # type -> key -> field
+    for _idx, type_name, raw in flat:
+        known = fields.get(type_name)
+        if known is None:
+            known = fields[type_name] = {f.key: f for f in registry.spec(type_name).all_fields}
+        for k, v in raw.items():
+            if templated_anywhere(k):
+                return False
+            if templated_anywhere(v):
+                f = known.get(k)
+                if f is None or f.template != DEFERRED:
+                    return False
+    return True
+
+
+def template_table(entries: List[Any]) -> Dict[str, Any]:
+    """Every template in the DEFERRED fields of ``entries`` -> its scanned parts, as plain
+    data (``ccm.tmplcache.stored_parts``; the very string objects of the values, so the
+    stored plan holds each text once)."""
+    from ccm.tmplcache import stored_parts
+
+    table: Dict[str, Any] = {}
+    for e in entries:
+        values = e.props.values
+        for f in e.props.fields:
+            if f.template == DEFERRED and f.key in values:
+                for text in _strings(values[f.key]):
+                    if text not in table and is_templated(text):
+                        table[text] = stored_parts(text)
+    return table
+
+
+def _strings(value: Any, depth: int = 0) -> List[str]:
+    """The strings of ``value``: itself, or those in its lists and maps (keys too)."""
+    if type(value) is str:
+        return [value]
+    out: List[str] = []
+    if depth > 100:
+        return out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _strings(k, depth + 1) + _strings(v, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            out += _strings(v, depth + 1)
+    return out

@@ -209,7 +209,7 @@ def parse_annotations(yaml_text: str, data_key: str = "data") -> List[Rule]:
         in_list = any(k is None for _, k in stack)
         path = ".".join([k for _, k in stack if k is not None] + [key])
         stack.append((ind, key))
-        if _BLOCK_SCALAR.match(value):
+        if ("|" in value or ">" in value) and _BLOCK_SCALAR.match(value):   # no indicator: no re to import
             block_indent = ind
         if in_list:
             continue

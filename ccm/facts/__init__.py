@@ -132,12 +132,17 @@ def probe_system(path: Tuple[str, ...]) -> Tuple[bool, Any]:
     """(True, value) for a fact at ``path`` that the system gather reports, read from its
     own cheap source without gathering (value None: the gather reports nothing there);
     (False, None) when only a gather can tell. Known: ``host.info.platformFamily`` (from
-    the etc tree, as ``ccm.facts.host`` reads it), and that the host family holds only
+    the etc tree, as ``ccm.facts.host`` reads it), ``host.info.hostname`` (the gather's
+    ``socket.gethostname()``: the kernel's node name), and that the host family holds only
     ``info``."""
     if path == ("host", "info", "platformFamily"):
         from ccm.facts.platform import etc_reader, platform_information
 
         return True, platform_information(etc_reader())[1]
+    if path == ("host", "info", "hostname"):
+        import os   # uname's node name is what socket.gethostname() reads, without importing socket
+
+        return True, os.uname().nodename
     if len(path) >= 2 and path[0] == "host" and path[1] != "info":
         return True, None
     return False, None

@@ -19,6 +19,7 @@ from ccm.model.resource import DEFERRED, Properties, ResourceContext, TypeLogic
 from ccm.model.run import Run
 from ccm.resources import flowevents
 from ccm.resources import properties as P
+from ccm.tmplcache import ProbedEnvironment
 from ccm.typing_guard import TYPE_CHECKING
 
 _new_object = object.__new__
@@ -166,6 +167,7 @@ class RunFlow:
         self._run = run
         self.health_check_only = run.health_check_only
         self.template_free = template_free
+        self._shared_environment: Optional[ProbedEnvironment] = None
         self.facts = facts = manager.facts_view()
         self._providers: Dict[ProviderFactory, Any] = {}   # factory -> its provider, for the run
         self._select = manager.registry.select
@@ -265,8 +267,19 @@ class RunFlow:
                 event.skipped = True
                 return False
         if not self.template_free:   # render_phase calls the function only for a template
-            P.render_phase(props, self.manager.lazy_template_environment if env is None else env, DEFERRED)
+            P.render_phase(props, self._template_environment if env is None else env, DEFERRED)
         return True
+
+    def _template_environment(self) -> Any:
+        """The manager's lazy template environment; a ``ccm.tmplcache.ProbedEnvironment``
+        is shared by the run's resources until a template resolves it (each ``Data``
+        value or fact a template reads is then asked once per run)."""
+        shared = self._shared_environment
+        if shared is not None and not shared.resolved:
+            return shared
+        env = self.manager.lazy_template_environment()
+        self._shared_environment = env if isinstance(env, ProbedEnvironment) else None
+        return env
 
 
 def observe(manager: RunManager, spec: "TypeSpec", name: str, *, provider: Optional[str] = None) -> ResourceState:

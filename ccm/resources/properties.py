@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ccm.model.errors import TemplateError, ValidationError, did_you_mean
-from ccm.model.kinds import type_name as _type_name
+from ccm.model.kinds import STR, type_name as _type_name
 from ccm.model.resource import DEFERRED, PARSE, REFERENCE_FIELDS, Field, Properties, is_templated, parse_ref
+from ccm.tmplcache import ProbedEnvironment, render as render_stored
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -122,6 +123,10 @@ def prepare(spec: Any, raw: Mapping[str, Any], env: Mapping[str, Any], *,
 def _render_str(text: Any, env: Mapping[str, Any], where: str, typed: bool = False) -> Any:
     if not is_templated(text):
         return text
+    if type(env) is ProbedEnvironment:   # ccm.tmplcache: a stored template, its values probed
+        rendered = render_stored(text, env, typed)
+        if rendered is not None:
+            return rendered
     templates = _templates()
     if not templates.has_expressions(text):
         return text
@@ -182,6 +187,11 @@ def render_phase(props: Properties, env: EnvSource, phase: str) -> None:
             continue   # a plain string renders as itself (``_render_str``)
         if callable(env):   # a Mapping is not
             env = env()
+        if type(env) is ProbedEnvironment and f.kind is STR and type(v) is str:   # what render_field does,
+            rendered = render_stored(v, env)                                     # for a stored template
+            if rendered is not None:
+                values[f.key] = rendered
+                continue
         values[f.key] = render_field(f, v, env)
 
 

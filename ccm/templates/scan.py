@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from ccm.expr import compile_expr
 from ccm.gocompat.fmt import go_sprint
+from ccm.tmplcache import TABLE, ProbedEnvironment, probe_path
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -86,9 +87,20 @@ def _end_of_dollar(text: str, start: int) -> int:
     return -1
 
 
-@lru_cache(maxsize=4096)
 def scan(text: str) -> Tuple[Part, ...]:
-    """Split ``text`` into literal strings and ``Expression`` parts."""
+    """Split ``text`` into literal strings and ``Expression`` parts (a text of a stored
+    plan: from its parts, ``ccm.tmplcache.TABLE``)."""
+    stored = TABLE.get(text) if TABLE else None
+    if stored is None:
+        return _scan(text)
+    try:
+        return tuple(p if type(p) is str else Expression(str(p[0]), int(p[1])) for p in stored)
+    except (TypeError, ValueError, IndexError):   # a row of another shape: scan it
+        return _scan(text)
+
+
+@lru_cache(maxsize=4096)
+def _scan(text: str) -> Tuple[Part, ...]:
     parts: List[Part] = []
     literal: List[str] = []
     i, n = 0, len(text)
@@ -152,6 +164,12 @@ def check_template(text: str) -> None:
 
 
 def _evaluate(part: Expression, env: Mapping[str, Any]) -> Any:
+    if type(env) is ProbedEnvironment:   # ccm.tmplcache: one Data value or fact, read alone
+        path = probe_path(part.source)
+        if path is not None:
+            value = env.probe(path)
+            if value is not None:   # nil: the full run, for its error or warning
+                return value
     return compile_expr(part.source).run(env)
 
 

@@ -185,13 +185,45 @@ def test_validate_always_validates_in_full(run, tmp_path):
 
 
 @pytest.mark.parametrize("content", ["{{ Facts.role }}\n", "${ Facts.role }\n"])
-def test_templated_manifests_are_not_cached(run, tmp_path, content):
+def test_templated_manifests_are_not_cached_with_the_template_cache_off(run, tmp_path, content):
     m = manifest(tmp_path, content=content)
     run.cacheable = False
-    run("apply", m, "--fact", "role=web")
+    run("apply", m, "--fact", "role=web", CCM_TEMPLATE_CACHE="0")
     assert len(run.plans()) == 1   # child.yaml's: it has no template
-    assert run("apply", m, "--fact", "role=web")[1] == "full"
+    assert run("apply", m, "--fact", "role=web", CCM_TEMPLATE_CACHE="0")[1] == "full"
     assert len(run.plans()) == 1
+
+
+@pytest.mark.parametrize("content", ["{{ Facts.site }}\n", "${ Facts.site }\n", "{{ upper(Data.motd) }}\n"])
+def test_templates_rendered_at_run_time_are_cached_with_the_plan(run, tmp_path, content):
+    m = manifest(tmp_path, content=content)
+    site = ("--fact", "role=web", "--fact", "site=zrh")
+    run("apply", m, *site)   # the files in place: cold and warm both change nothing
+    for p in run.cache.iterdir():
+        p.unlink()
+    cold, how_cold = run("apply", m, *site)
+    warm, how_warm = run("apply", m, *site)
+    assert (how_cold, how_warm) == ("full", "plan")
+    assert normal(warm) == normal(cold)
+    assert len(run.plans()) == 2
+    # another fact the data does not read: the same plan (it holds the template, not what
+    # it renders), rendered again
+    other, how = run("apply", m, "--fact", "role=web", "--fact", "site=gva")
+    assert how == "plan"
+    assert (tmp_path / "a").read_text() == ("FOR THE WEB\n" if "upper" in content else "gva\n")
+    # another role: other data (the override), a full load
+    assert run("apply", m, "--fact", "role=db", "--fact", "site=gva")[1] == "full"
+    assert (tmp_path / "a").read_text() == ("PLAIN\n" if "upper" in content else "gva\n")
+
+
+def test_a_template_rendered_while_loading_is_not_cached(run, tmp_path):
+    m = manifest(tmp_path, extra="")
+    text = open(m).read().replace('mode: "0644", ensure', 'mode: "{{ Facts.mode }}", ensure')
+    open(m, "w").write(text)
+    run.cacheable = False
+    run("apply", m, "--fact", "mode=0644")
+    assert len(run.plans()) == 1   # child.yaml's
+    assert run("apply", m, "--fact", "mode=0644")[1] == "full"
 
 
 def _damage(entry, how):
