@@ -78,10 +78,18 @@ def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]], *,
     return manager.load(path, overriding_data=dict(external_data) if external_data else None, text=text)
 
 
-def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event) -> Any:
-    """Execute a loaded manifest (and clean it up); returns the engine's result (events, summary)."""
+def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event,
+            only: Optional[List[str]] = None) -> Any:
+    """Execute a loaded manifest (and clean it up); returns the engine's result (events,
+    summary). ``only``: the resources the drift watch re-applies (``type#name``); the
+    engine decides what else runs with them (``select_resources``)."""
     try:
-        manifest.resources = StoppableResources(manifest.resources, stop)
+        resources = manifest.resources
+        if only is not None:
+            from ccm.apply.engine import select_resources
+
+            resources = select_resources(manifest, only)
+        manifest.resources = StoppableResources(resources, stop)
         if health_check_only:
             return manager.execute(manifest, health_check_only=True)
         # the host-wide run lock `ccm apply` takes: a cron run and the agent never overlap

@@ -1,0 +1,146 @@
+"""What to watch after a run: its events -> the paths its resources manage (pure).
+
+A run's events are collected as ``Seen`` (type, name, properties, noop) in the order
+they were recorded. A top-level resource is known by its ``type#name`` reference; a
+nested manifest's resources (an ``apply`` resource's child) are recorded before their
+``apply`` resource and belong to it: its re-apply is what repairs (or, in noop, reports)
+them. Each managed path is watched through its nearest existing ancestor directory,
+matched by the next component of the path (``Spot``): a file replaced by rename, a
+directory removed, an absent path that reappears all show there.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ccm.typing_guard import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+
+INSIDE = ""   # a Spot name matching every entry of its directory (a scaffold target's files)
+PACKAGE_TYPES = ("package",)
+SERVICE_TYPES = ("service",)
+
+
+@dataclass(frozen=True)
+class Seen:
+    type: str
+    name: str
+    properties: Dict[str, Any]
+    noop: bool
+    changed: bool = False
+    failed: bool = False
+
+    @property
+    def ref(self) -> str:
+        return f"{self.type}#{self.name}"
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str          # the managed path
+    ref: str           # the top-level resource whose re-apply repairs it
+    noop: bool         # drift is reported, never repaired
+    inside: bool = False   # the directory's entries too (scaffold targets)
+
+
+@dataclass
+class Plan:
+    targets: List[Target]
+    packages: List[str]   # top-level refs that hold package resources
+    services: List[str]   # top-level refs that hold service resources
+    noop_refs: Set[str]
+
+
+def seen_of(event: Any) -> Seen:
+    props = event.properties if isinstance(event.properties, dict) else {}
+    keep = {k: props[k] for k in ("ensure", "creates") if props.get(k)}
+    return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed))
+
+
+def paths_of(seen: Seen) -> List[Tuple[str, bool]]:
+    """(path, inside) that ``seen`` manages; only absolute paths."""
+    out: List[Tuple[str, bool]] = []
+    if seen.type == "file":
+        out.append((seen.name, False))
+    elif seen.type == "scaffold":
+        out += [(seen.name, False), (seen.name, True)]
+    elif seen.type in ("archive", "exec"):
+        creates = seen.properties.get("creates")
+        if isinstance(creates, str):
+            out.append((creates, False))
+    return [(os.path.normpath(p), inside) for p, inside in out if isinstance(p, str) and os.path.isabs(p)]
+
+
+def owners(events: Iterable[Seen], top_refs: Set[str]) -> Dict[str, List[Seen]]:
+    """Each top-level resource's events: its own, and an ``apply`` resource's children's."""
+    out: Dict[str, List[Seen]] = {}
+    children: List[Seen] = []
+    for seen in events:
+        ref = seen.ref
+        if ref not in top_refs:
+            children.append(seen)
+            continue
+        out.setdefault(ref, []).extend([seen] + (children if seen.type == "apply" else []))
+        children = []
+    return out
+
+
+def plan(events: Iterable[Seen], top_refs: Set[str]) -> Plan:
+    """Assign each event's paths to the top-level resource that re-applies it."""
+    result = Plan([], [], [], set())
+    for ref, owned in owners(events, top_refs).items():
+        for item in owned:
+            _assign(result, item, ref)
+    return result
+
+
+def _assign(result: Plan, item: Seen, ref: str) -> None:
+    if item.noop:
+        result.noop_refs.add(ref)
+    for path, inside in paths_of(item):
+        result.targets.append(Target(path, ref, item.noop, inside))
+    if item.type in PACKAGE_TYPES and ref not in result.packages:
+        result.packages.append(ref)
+    if item.type in SERVICE_TYPES and ref not in result.services:
+        result.services.append(ref)
+
+
+@dataclass(frozen=True)
+class Spot:
+    directory: str   # an existing directory (no symlink) to watch
+    name: str        # the entry in it that leads to the path; INSIDE: any entry
+
+
+def spot_of(target: Target, isdir: Optional[Callable[[str], bool]] = None) -> Optional[Spot]:
+    """Where ``target`` is watched: its nearest existing, real ancestor directory."""
+    if isdir is None:
+        isdir = _real_dir
+    if target.inside and isdir(target.path):
+        return Spot(target.path, INSIDE)
+    child, parent = target.path, os.path.dirname(target.path)
+    while parent != child:
+        if isdir(parent):
+            return Spot(parent, os.path.basename(child))
+        child, parent = parent, os.path.dirname(parent)
+    return None
+
+
+def _real_dir(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def index(targets: Iterable[Target]) -> Dict[str, Dict[str, Set[str]]]:
+    """directory -> entry name (or INSIDE) -> the refs a change there affects."""
+    out: Dict[str, Dict[str, Set[str]]] = {}
+    for target in targets:
+        spot = spot_of(target)
+        if spot is not None:
+            out.setdefault(spot.directory, {}).setdefault(spot.name, set()).add(target.ref)
+    return out
