@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 INSIDE = ""   # a Spot name matching every entry of its directory (a scaffold target's files)
-PACKAGE_TYPES = ("package",)
-SERVICE_TYPES = ("service",)
 
 
 @dataclass(frozen=True)
@@ -55,22 +53,35 @@ class Plan:
 
 def seen_of(event: Any) -> Seen:
     props = event.properties if isinstance(event.properties, dict) else {}
-    keep = {k: props[k] for k in ("ensure", "creates") if props.get(k)}
+    keep = {k: props[k] for k in _path_keys(event.type) if k != "name" and props.get(k)}
     return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed))
 
 
+def _watched(type_name: str) -> Tuple[str, ...]:
+    from ccm.resources import WATCHED
+
+    return WATCHED.get(type_name, ())
+
+
+def _path_keys(type_name: str) -> List[str]:
+    from ccm.resources import PACKAGE_DB, SERVICE_POLL
+
+    return [k.split("/", 1)[0] for k in _watched(type_name) if k not in (PACKAGE_DB, SERVICE_POLL)]
+
+
 def paths_of(seen: Seen) -> List[Tuple[str, bool]]:
-    """(path, inside) that ``seen`` manages; only absolute paths."""
+    """(path, inside) that ``seen`` manages (``ccm.resources.WATCHED``); only absolute paths."""
+    from ccm.resources import PACKAGE_DB, SERVICE_POLL
+
     out: List[Tuple[str, bool]] = []
-    if seen.type == "file":
-        out.append((seen.name, False))
-    elif seen.type == "scaffold":
-        out += [(seen.name, False), (seen.name, True)]
-    elif seen.type in ("archive", "exec"):
-        creates = seen.properties.get("creates")
-        if isinstance(creates, str):
-            out.append((creates, False))
-    return [(os.path.normpath(p), inside) for p, inside in out if isinstance(p, str) and os.path.isabs(p)]
+    for key in _watched(seen.type):
+        if key in (PACKAGE_DB, SERVICE_POLL):
+            continue
+        prop, _, rest = key.partition("/")
+        value = seen.name if prop == "name" else seen.properties.get(prop)
+        if isinstance(value, str) and os.path.isabs(value):
+            out.append((os.path.normpath(value), rest == "*"))
+    return out
 
 
 def owners(events: Iterable[Seen], top_refs: Set[str]) -> Dict[str, List[Seen]]:
@@ -101,9 +112,12 @@ def _assign(result: Plan, item: Seen, ref: str) -> None:
         result.noop_refs.add(ref)
     for path, inside in paths_of(item):
         result.targets.append(Target(path, ref, item.noop, inside))
-    if item.type in PACKAGE_TYPES and ref not in result.packages:
+    from ccm.resources import PACKAGE_DB, SERVICE_POLL
+
+    watched = _watched(item.type)
+    if PACKAGE_DB in watched and ref not in result.packages:
         result.packages.append(ref)
-    if item.type in SERVICE_TYPES and ref not in result.services:
+    if SERVICE_POLL in watched and ref not in result.services:
         result.services.append(ref)
 
 
