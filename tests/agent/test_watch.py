@@ -22,7 +22,7 @@ def _start(tmp_path, resources, *, watch=True, env=None, extra_cfg=None, preexec
     cfg = {"interval": "1h", "manifests": [manifest], "monitor_port": port, "cache_dir": str(tmp_path / "cache"),
            **({"watch": True} if watch else {}), **(extra_cfg or {})}
     path = write_yaml(str(tmp_path / "config.yaml"), cfg)
-    agent = AgentProcess(path, str(tmp_path), port, env=env, preexec_fn=preexec)
+    agent = AgentProcess(path, str(tmp_path), port, env=env, preexec_fn=preexec, wrap=wrap)
     return agent
 
 
@@ -132,3 +132,130 @@ def test_watch_off_by_default_and_per_member_override(tmp_path, out):
         assert "Drift" not in agent.output()
     finally:
         agent.stop()
+
+
+def test_a_repair_refreshes_its_subscribers(tmp_path, out):
+    conf, marker = out / "svc.conf", out / "restarts"
+    agent = _start(tmp_path, [_file(conf), _file(out / "other.conf"), {"exec": {
+        "name": "restart", "command": f"/bin/sh -c 'echo r >> {marker}'", "refreshonly": True,
+        "subscribe": [f"file#{conf}"]}}])
+    try:
+        _armed(agent, 2)
+        first = marker.read_text().count("r") if marker.exists() else 0
+        conf.write_text("edited\n")
+        _repaired(agent)
+        wait_for(lambda: marker.exists() and marker.read_text().count("r") == first + 1, 5, what="refresh ran")
+        st = agent.wait_status(lambda s: s["manifests"][0]["watch"]["last_drift"] is not None)
+        assert st["manifests"][0]["summary"]["total_resources"] == 2   # the file and its subscriber
+    finally:
+        agent.stop()
+
+
+def test_monitor_only_child_manifest_reports_drift_and_repairs_nothing(tmp_path, out):
+    watched = out / "watched.conf"
+    watched.write_text("managed\n")
+    os.chmod(watched, 0o644)
+    child = write_yaml(str(tmp_path / "child.yaml"), {"ccm": {"resources": [_file(watched)]}})
+    agent = _start(tmp_path, [{"apply": {"name": child, "noop": True}}])
+    try:
+        _armed(agent)
+        watched.write_text("hand edited\n")
+        line = agent.wait_log("Drift detected, not repaired (noop)")
+        assert str(watched) in line
+        time.sleep(0.5)
+        assert watched.read_text() == "hand edited\n"
+        st = agent.status()["manifests"][0]
+        assert st["watch"]["last_drift"]["repaired"] is False
+        assert st["watch"]["last_drift"]["path"] == str(watched)
+        assert 'choria_ccm_agent_drift_total{manifest="%s",type="apply"} 1' % st["source"] in agent.get("/metrics")
+    finally:
+        agent.stop()
+
+
+def test_a_resource_fought_over_backs_off_and_says_so_once_per_step(tmp_path, out):
+    target = out / "fought.conf"
+    agent = _start(tmp_path, [_file(target)])
+    try:
+        _armed(agent)
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline:     # another process rewriting it again and again
+            target.write_text("theirs\n")
+            time.sleep(0.05)
+        text = agent.wait_log("Drift repairs backed off")
+        assert text.count("Drift repairs backed off") <= 2 and "step=1" in text
+        assert text.count("Drift repaired") <= 7          # 5 a minute, then one per back-off step
+        wait_for(lambda: target.read_text() == "managed\n", 10, what="repaired after the back-off")
+    finally:
+        agent.stop()
+
+
+def test_a_package_database_change_rechecks_package_resources(tmp_path, out):
+    db = tmp_path / "dpkg"
+    db.mkdir()
+    (db / "status").write_text("Package: x\n")
+    agent = _start(tmp_path, [_file(out / "a.conf"), {"package": {"name": "ccm-watch-no-such-package",
+                                                                   "ensure": "absent"}}],
+                   env={"CCM_WATCH_PACKAGE_DB": str(db / "status")})
+    try:
+        st = _armed(agent)
+        applies = st["manifests"][0]["applies"]
+        tmp = db / "status-new"
+        tmp.write_text("Package: y\n")
+        os.rename(tmp, db / "status")          # how dpkg replaces it
+        st = agent.wait_status(lambda s: s["manifests"][0]["applies"] == applies + 1)
+        assert st["manifests"][0]["summary"]["total_resources"] == 1    # the package only
+    finally:
+        agent.stop()
+
+
+def _userns_ok():
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 5 > /proc/sys/user/max_inotify_watches"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def test_watch_exhaustion_is_said_once_and_never_fails_the_apply(tmp_path, out):
+    if not _userns_ok():
+        pytest.fail("needs unshare -Ur and a writable /proc/sys/user/max_inotify_watches in a user namespace")
+    dirs = [out / f"d{i}" for i in range(8)]
+    for d in dirs:
+        d.mkdir()
+    wrap = ["unshare", "-Ur", "sh", "-c", 'echo 4 > /proc/sys/user/max_inotify_watches && exec "$@"', "sh"]
+    agent = _start(tmp_path, [_file(d / "f.conf") for d in dirs], wrap=wrap)
+    try:
+        st = agent.wait_status(lambda s: s["manifests"] and s["manifests"][0]["applies"] >= 1
+                               and s["manifests"][0]["watch"].get("exhausted"))
+        m = st["manifests"][0]
+        assert m["outcome"] == "changed" and m["summary"]["failed_resources"] == 0
+        assert all((d / "f.conf").exists() for d in dirs)
+        line = agent.wait_log("Out of inotify watches")
+        assert "fs.inotify.max_user_watches" in line and "watched=" in line
+        assert 0 < m["watch"]["paths_watched"] < 8
+        (dirs[0] / "f.conf").write_text("edited\n")        # what is watched is still repaired
+        _repaired(agent)
+        write_yaml(str(tmp_path / "manifest.yaml"),          # a new manifest: a full apply, watches re-armed
+                   {"ccm": {"resources": [_file(d / "f.conf", content="v2\n") for d in dirs]}})
+        wait_for(lambda: (dirs[-1] / "f.conf").read_text() == "v2\n", 10, what="second full apply")
+        agent.wait_status(lambda s: s["manifests"][0]["applies"] >= m["applies"] + 2)
+        assert agent.output().count("Out of inotify watches") == 1
+    finally:
+        agent.stop()
+
+
+def test_config_validation_of_watch_keys(tmp_path):
+    from ccm.agent.config import ConfigError, parse_config
+    from ccm.agent.manifest_set import SetError, parse_set
+
+    cfg = parse_config({"manifests": ["/m.yaml"], "watch": True, "service_poll": "3s"}, "c.yaml")
+    assert cfg.watch is True and cfg.service_poll == 3.0
+    assert parse_config({"manifests": ["/m.yaml"]}, "c.yaml").watch is False
+    with pytest.raises(ConfigError, match=r"c.yaml: watch: must be true or false, got 'yes'"):
+        parse_config({"manifests": ["/m.yaml"], "watch": "yes"}, "c.yaml")
+    with pytest.raises(ConfigError, match=r"c.yaml: service_poll: must be a duration"):
+        parse_config({"manifests": ["/m.yaml"], "service_poll": "often"}, "c.yaml")
+    members = parse_set(b"manifests: [{name: a, source: /a.yaml, watch: false}, {name: b, source: /b.yaml}]", "s")
+    assert [m.watch for m in members] == [False, None]
+    with pytest.raises(SetError, match=r"manifests\[0\].watch: must be true or false"):
+        parse_set(b"manifests: [{name: a, source: /a.yaml, watch: 1}]", "s")
