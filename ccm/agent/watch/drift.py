@@ -57,6 +57,7 @@ class DriftWatch:
                 pass
             self._session = None
         if not ok:
+            self._seen = []
             self.watch.resume()
             return
         try:
@@ -64,6 +65,8 @@ class DriftWatch:
         except Exception as exc:   # watching never fails an apply
             self.log.error("Could not watch for drift", error=f"{type(exc).__name__}: {exc}")
             self.watch.resume()
+        if only is None:
+            self._seen = []   # only a re-apply's events are read again (report): nothing held between runs
         if self.metrics.enabled:
             self.metrics.set("agent_watched_paths", self.watch.paths, manifest=self.label)
 
@@ -84,6 +87,7 @@ class DriftWatch:
             self.drifts += 1
             self.last_drift = {"path": path, "resource": ref, "when": time.time(), "repaired": repaired}
             self.metrics.inc("agent_drift", manifest=self.label, type=ref.split("#", 1)[0])
+        self._seen = []
 
     def status(self) -> Dict[str, Any]:
         from ccm.gocompat.rfc3339 import rfc3339

@@ -54,6 +54,8 @@ class ManifestWatch:
         self._lock = threading.Lock()
         self._ino: Optional[inotify.Inotify] = None
         self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        os.set_inheritable(self._wake_r, False)
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._suspended = True
@@ -84,8 +86,10 @@ class ManifestWatch:
         self._thread.start()
 
     def stop(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
-        os.write(self._wake_w, b"x")
+        self._wake()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(2.0)
         with self._lock:
@@ -131,7 +135,13 @@ class ManifestWatch:
                                           (self._plan.noop_refs - refs) | plan.noop_refs)
             self._place()
             self._suspended = False
-        os.write(self._wake_w, b"x")
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:   # closed by stop(), or full: the loop is awake anyway
+            pass
 
     def take_ready(self) -> Dict[str, str]:
         with self._lock:
