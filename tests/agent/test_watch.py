@@ -259,3 +259,37 @@ def test_config_validation_of_watch_keys(tmp_path):
     assert [m.watch for m in members] == [False, None]
     with pytest.raises(SetError, match=r"manifests\[0\].watch: must be true or false"):
         parse_set(b"manifests: [{name: a, source: /a.yaml, watch: 1}]", "s")
+
+
+def test_exec_creates_and_scaffold_targets_are_watched(tmp_path, out):
+    created, src, target = out / "built", tmp_path / "tpl", out / "site"
+    src.mkdir()
+    (src / "index.html").write_text("hello\n")
+    agent = _start(tmp_path, [
+        {"exec": {"name": "build", "command": f"/bin/sh -c 'echo b > {created}'", "creates": str(created)}},
+        {"scaffold": {"name": str(target), "ensure": "present", "source": str(src), "engine": "go"}}])
+    try:
+        _armed(agent, 3)
+        created.unlink()
+        wait_for(lambda: created.exists(), 5, what="exec re-ran for its creates path")
+        (target / "index.html").write_text("defaced\n")
+        wait_for(lambda: (target / "index.html").read_text() == "hello\n", 5, what="scaffold re-rendered")
+        assert agent.output().count("Drift repaired") >= 2
+    finally:
+        agent.stop()
+
+
+def test_health_check_only_child_reports_drift_and_repairs_nothing(tmp_path, out):
+    watched = out / "watched.conf"
+    watched.write_text("managed\n")
+    child = write_yaml(str(tmp_path / "child.yaml"), {"ccm": {"resources": [_file(watched)]}})
+    agent = _start(tmp_path, [{"apply": {"name": child, "health_check_only": True}}])
+    try:
+        _armed(agent)
+        watched.write_text("hand edited\n")
+        line = agent.wait_log("Drift detected, not repaired (health-check only)")
+        assert str(watched) in line
+        time.sleep(0.3)
+        assert watched.read_text() == "hand edited\n"
+    finally:
+        agent.stop()

@@ -20,6 +20,16 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Set
 
 
+def _message(repaired: bool, noop: bool, observed: bool) -> str:
+    if repaired:
+        return "Drift repaired"
+    if noop:
+        return "Drift detected, not repaired (noop)"
+    if not observed:   # a health-check-only child: its path changed, nothing of it is observed
+        return "Drift detected, not repaired (health-check only)"
+    return "Drift detected, repair failed"
+
+
 class DriftWatch:
     def __init__(self, *, label: str, log: Any, metrics: Any, request: Callable[[], None], service_poll: float):
         self.label = label
@@ -75,13 +85,14 @@ class DriftWatch:
         for ref, path in ready.items():
             events = owned.get(ref, [])
             drifted = [e for e in events if e.changed]
-            if not drifted:
+            monitor = [e for e in events if e.monitor]
+            if not drifted and not (monitor and path):
                 self.log.debug("Watched path changed, no drift", resource=ref, path=path)
                 continue
             noop = any(e.noop for e in drifted)
-            repaired = not noop and not any(e.failed for e in events)
-            message = "Drift repaired" if repaired else ("Drift detected, not repaired (noop)" if noop
-                                                         else "Drift detected, repair failed")
+            repaired = bool(drifted) and not noop and not any(e.failed for e in events)
+            message = _message(repaired, noop, bool(drifted))
+            drifted = drifted or monitor
             self.log.warn(message, resource=ref, path=path or "(polled)",
                           changed=",".join(e.ref for e in drifted))
             self.drifts += 1

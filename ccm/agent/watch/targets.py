@@ -29,6 +29,7 @@ class Seen:
     noop: bool
     changed: bool = False
     failed: bool = False
+    monitor: bool = False   # run in health-check-only mode: nothing of it is applied or observed
 
     @property
     def ref(self) -> str:
@@ -54,7 +55,8 @@ class Plan:
 def seen_of(event: Any) -> Seen:
     props = event.properties if isinstance(event.properties, dict) else {}
     keep = {k: props[k] for k in _path_keys(event.type) if k != "name" and props.get(k)}
-    return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed))
+    return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed),
+                bool(event.health_check_only))
 
 
 def _watched(type_name: str) -> Tuple[str, ...]:
@@ -108,10 +110,11 @@ def plan(events: Iterable[Seen], top_refs: Set[str]) -> Plan:
 
 
 def _assign(result: Plan, item: Seen, ref: str) -> None:
-    if item.noop:
+    watch_only = item.noop or item.monitor
+    if watch_only:
         result.noop_refs.add(ref)
     for path, inside in paths_of(item):
-        result.targets.append(Target(path, ref, item.noop, inside))
+        result.targets.append(Target(path, ref, watch_only, inside))
     from ccm.resources import PACKAGE_DB, SERVICE_POLL
 
     watched = _watched(item.type)
