@@ -79,10 +79,11 @@ def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]], *,
 
 
 def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event,
-            only: Optional[List[str]] = None) -> Any:
+            only: Optional[List[str]] = None, quiet: bool = False) -> Any:
     """Execute a loaded manifest (and clean it up); returns the engine's result (events,
     summary). ``only``: the resources the drift watch re-applies (``type#name``); the
-    engine decides what else runs with them (``select_resources``)."""
+    engine decides what else runs with them (``select_resources``); ``quiet``: the run
+    logs nothing (a service poll)."""
     try:
         resources = manifest.resources
         if only is not None:
@@ -98,7 +99,7 @@ def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threa
 
         lock = acquire_run_lock(manifest.source, scaled(RUN_LOCK_WAIT))
         try:
-            return manager.execute(manifest, health_check_only=False)
+            return manager.execute(manifest, health_check_only=False, quiet=quiet)
         finally:
             lock.release()
     finally:

@@ -258,16 +258,20 @@ class Worker:
         ready = self.drift.watch.take_ready()
         if not ready:
             return None
-        summary = self.run(only=sorted(ready))
+        polled = not any(ready.values())   # services polled, no path changed: a stable poll says nothing
+        summary = self.run(only=sorted(ready), quiet=polled)
         if summary is not None:
             self.drift.report(ready, self._top_refs)
         return summary
 
-    def run(self, *, health_check_only: bool = False, force: bool = False, only: Optional[List[str]] = None) -> Any:
+    def run(self, *, health_check_only: bool = False, force: bool = False, only: Optional[List[str]] = None,
+            quiet: bool = False) -> Any:
         """One apply (or health-check-only run); returns the summary or None. ``force``:
         a triggered apply (source change, remediation), which always runs; a scheduled one
         is skipped only right after a triggered apply (``_too_soon``). ``only``: the drift
-        watch's re-apply of these resources (with what the engine runs with them)."""
+        watch's re-apply of these resources (with what the engine runs with them), published
+        as a report only when it changed something; ``quiet``: a service poll, whose run logs
+        nothing unless it changed or failed something."""
         now = time.monotonic()
         if not health_check_only and only is None:
             if not force and self._too_soon(now):
@@ -291,7 +295,7 @@ class Worker:
                 self._top_refs = {e.props.resource_id for e in manifest.resources}
                 drift.before(manager.session, only)
             result = runner.execute(manager, manifest, health_check_only=health_check_only,
-                                    stop=self.agent.stop_event, only=only)
+                                    stop=self.agent.stop_event, only=only, quiet=quiet)
             ok = not result.interrupted
         except RunLockHeld as exc:
             self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
@@ -306,7 +310,8 @@ class Worker:
             self._record_error(f"{type(exc).__name__}: {exc}", health_check_only)
             return None
         else:
-            if self.agent.reporter is not None and not health_check_only:   # before forget_run drops the records
+            quiet_run = only is not None and not (result.summary.changed_resources or result.failed)
+            if self.agent.reporter is not None and not health_check_only and not quiet_run:   # before forget_run
                 from ccm.fleet.publish import RunContext, file_sha256
 
                 self.status.report = self.agent.reporter.finished(result, RunContext(
@@ -322,6 +327,8 @@ class Worker:
         del result   # and its records: nothing of the run stays on the heap until the next one
         from ccm.report import one_line
 
+        if quiet and not (summary.changed_resources or summary.failed_resources):
+            return summary
         line = one_line(summary)
         slog = self.log.bind(healthcheck=True) if health_check_only else self.log
         if path != self.source.shown:

@@ -293,3 +293,19 @@ def test_health_check_only_child_reports_drift_and_repairs_nothing(tmp_path, out
         assert watched.read_text() == "hand edited\n"
     finally:
         agent.stop()
+
+
+def test_services_are_rechecked_every_service_poll_in_their_own_run(tmp_path, out):
+    agent = _start(tmp_path, [_file(out / "a.conf"), {"service": {"name": "ccm-watch-no-such-service",
+                                                                   "ensure": "stopped"}}],
+                   extra_cfg={"service_poll": "1s"})
+    try:
+        _armed(agent)
+        time.sleep(2.6)
+        text = agent.output()
+        # a service that cannot be checked here fails every poll: each poll's summary is said (a stable one
+        # would say nothing), and a poll runs the service alone
+        polls = text.count("Session: resources=1,")
+        assert 2 <= polls <= 4, text
+    finally:
+        agent.stop()
