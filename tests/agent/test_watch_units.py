@@ -30,17 +30,25 @@ class Log:
         self._add("error", m, **kv)
 
 
+def _repair(b, ref, now):
+    ok = b.admit(ref, now)[0]
+    if ok:
+        b.record(ref, now)
+    return ok
+
+
 def test_backoff_five_a_minute_then_doubling_waits_each_step_once():
     b = Backoff(limit=5, base=2.0)
-    assert [b.admit("r", t)[0] for t in (0, 1, 2, 3, 4)] == [True] * 5
+    assert [b.admit("poll", t)[0] for t in range(20)] == [True] * 20   # re-applies that repaired nothing
+    assert [_repair(b, "r", t) for t in (0, 1, 2, 3, 4)] == [True] * 5
     ok, not_before, step = b.admit("r", 5)
     assert (ok, not_before, step) == (False, 7.0, 1)
     assert b.admit("r", 6) == (False, 7.0, None)          # reported once per step
-    assert b.admit("r", 7)[0] is True                      # the repair after the wait
+    assert _repair(b, "r", 7) is True                      # the repair after the wait
     assert b.admit("r", 8) == (False, 12.0, 2)             # drifting again: twice the wait
-    assert b.admit("r", 12)[0] is True
-    assert b.admit("other", 12)[0] is True                 # per resource
-    assert b.admit("r", 200)[0] is True and b.step("r") == 0   # a quiet minute starts over
+    assert _repair(b, "r", 12) is True
+    assert _repair(b, "other", 12) is True                 # per resource
+    assert _repair(b, "r", 200) is True and b.step("r") == 0   # a quiet minute starts over
 
 
 def test_targets_assign_nested_children_to_their_apply_resource():

@@ -1,7 +1,8 @@
 """At most N repairs per minute per resource, then exponential back-off (pure; time given).
 
-``admit(ref, now)``: a repair of ``ref`` may run now, or not before a time. After
-``limit`` repairs within a minute the next one waits ``base * 2**(step-1)`` seconds
+``admit(ref, now)``: a re-apply of ``ref`` may run now, or not before a time;
+``record(ref, now)``: it repaired something (a re-apply that found no drift, a service
+poll, never counts). After ``limit`` repairs within a minute the next one waits ``base * 2**(step-1)`` seconds
 (capped at ``cap``); the repair after each wait runs, and drifting again within the
 minute doubles the wait. A minute without repairs starts over. Each new step is
 returned once, for the caller to report.
@@ -46,7 +47,6 @@ class Backoff:
             return False, st.not_before, None
         if st.step and st.released < st.step:
             st.released = st.step
-            st.times.append(now)
             return True, now, None
         if len(st.times) >= self.limit:
             st.step += 1
@@ -54,8 +54,10 @@ class Backoff:
             return False, st.not_before, st.step
         if not st.times:
             st.step = st.released = 0
-        st.times.append(now)
         return True, now, None
+
+    def record(self, ref: str, now: float) -> None:
+        self._state.setdefault(ref, _State()).times.append(now)
 
     def step(self, ref: str) -> int:
         st = self._state.get(ref)

@@ -96,6 +96,7 @@ class DriftWatch:
             self.log.warn(message, resource=ref, path=path or "(polled)",
                           changed=",".join(e.ref for e in drifted))
             self.drifts += 1
+            self.watch.repaired(ref)
             self.last_drift = {"path": path, "resource": ref, "when": time.time(), "repaired": repaired}
             self.metrics.inc("agent_drift", manifest=self.label, type=ref.split("#", 1)[0])
         self._seen = []

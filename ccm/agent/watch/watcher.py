@@ -34,7 +34,7 @@ MAX_HOLD = 0.5
 PACKAGE_DBS = ("/var/lib/dpkg/status", "/var/lib/rpm/rpmdb.sqlite", "/var/lib/rpm/Packages",
                "/usr/lib/sysimage/rpm/rpmdb.sqlite")
 PACKAGE_DB_ENV = "CCM_WATCH_PACKAGE_DB"   # tests: the package database files to watch instead
-GONE = inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF | inotify.IN_IGNORED | inotify.IN_Q_OVERFLOW
+GONE = inotify.IN_DELETE_SELF | inotify.IN_MOVE_SELF | inotify.IN_IGNORED
 
 
 def package_dbs() -> List[str]:
@@ -148,6 +148,11 @@ class ManifestWatch:
             ready, self._ready = self._ready, {}
             return ready
 
+    def repaired(self, ref: str) -> None:
+        """A re-apply of ``ref`` found drift: it counts toward its back-off."""
+        with self._lock:
+            self.backoff.record(ref, time.monotonic())
+
     def is_noop(self, ref: str) -> bool:
         return ref in self._plan.noop_refs
 
@@ -232,16 +237,22 @@ class ManifestWatch:
             return
         now = time.monotonic()
         for wd, mask, name in events:
-            directory = self._wds.get(wd)
-            if directory is None:
+            if mask & inotify.IN_Q_OVERFLOW:   # events were lost: everything may have changed
+                for directory in self._index:
+                    self._hits(directory, "", True, now)
                 continue
-            entries = self._index.get(directory, {})
-            if mask & GONE:
-                hits = {n: refs for n, refs in entries.items()}
-            else:
-                hits = {n: entries[n] for n in (name, targets.INSIDE) if n in entries}
-            for entry, refs in hits.items():
-                self._mark(refs, os.path.join(directory, entry or name), now)
+            watched = self._wds.get(wd)
+            if watched is not None:
+                self._hits(watched, name, bool(mask & GONE), now)
+
+    def _hits(self, directory: str, name: str, every: bool, now: float) -> None:
+        entries = self._index.get(directory, {})
+        if every:
+            hits = dict(entries)
+        else:
+            hits = {n: entries[n] for n in (name, targets.INSIDE) if n in entries}
+        for entry, refs in hits.items():
+            self._mark(refs, os.path.join(directory, entry or name), now)
 
     def _mark(self, refs: Set[str], path: str, now: float) -> None:
         for ref in self._plan.packages if PACKAGES in refs else []:
