@@ -11,7 +11,9 @@ of 100 files. After its first apply armed the watches:
 * a fight: another process rewriting one managed file in a tight loop for FIGHT seconds
   (default 10; the issue's figure is 60): the agent's CPU share and its repairs;
 * memory: the agent's RSS with watching, against a second agent on the same manifest
-  without it (`--no-compare` skips that run).
+  without it (`--no-compare` skips that run);
+* what watching adds to every full apply: planning and placing the watches for the
+  run's events (timed in this process on the same paths).
 
     python bench/bench_watch.py [--files N] [--edits E] [--idle S] [--fight S] [--no-compare]
 
@@ -168,6 +170,30 @@ def p99(values: list) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
 
 
+def arm_cost(files: list, tree_files: list) -> float:
+    """Seconds the watch adds to each full apply: planning and placing the watches of the
+    run's events (in this process, on the same paths the agent watches)."""
+    sys.path.insert(0, ROOT)
+    from ccm.agent.watch import targets
+    from ccm.agent.watch.watcher import ManifestWatch
+
+    class Quiet:
+        def __getattr__(self, name: str):
+            return lambda *a, **kw: None
+
+    seen = [targets.Seen("file", f, {}, False) for f in files + tree_files]
+    top = {s.ref for s in seen}
+    watch = ManifestWatch(log=Quiet(), request=lambda: None, service_poll=3600.0)
+    watch.start()
+    try:
+        started = time.perf_counter()
+        for _ in range(3):
+            watch.arm(targets.plan(seen, top))
+        return (time.perf_counter() - started) / 3
+    finally:
+        watch.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=10000)
@@ -203,6 +229,7 @@ def main() -> None:
             figures["fight_cpu_pct"] = round(100 * (agent.cpu() - cpu0) / (time.monotonic() - t0), 2)
             figures["fight_seconds"] = args.fight
             figures["fight_repairs"] = agent.repairs() - before
+            figures["arm_per_apply_s"] = round(arm_cost(files, tree_files), 3)
         finally:
             agent.stop()
         if not args.no_compare:

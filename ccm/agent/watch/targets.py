@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ccm.resources import PACKAGE_DB, SERVICE_POLL, WATCHED
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 INSIDE = ""   # a Spot name matching every entry of its directory (a scaffold target's files)
 
 
-@dataclass(frozen=True)
+@dataclass   # not frozen: a frozen dataclass's __init__ costs twice as much, once per resource
 class Seen:
     type: str
     name: str
@@ -36,7 +37,7 @@ class Seen:
         return f"{self.type}#{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Target:
     path: str          # the managed path
     ref: str           # the top-level resource whose re-apply repairs it
@@ -54,35 +55,36 @@ class Plan:
 
 def seen_of(event: Any) -> Seen:
     props = event.properties if isinstance(event.properties, dict) else {}
-    keep = {k: props[k] for k in _path_keys(event.type) if k != "name" and props.get(k)}
+    keep = {k: props[k] for k, _ in _path_keys(event.type) if k != "name" and props.get(k)}
     return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed),
                 bool(event.health_check_only))
 
 
 def _watched(type_name: str) -> Tuple[str, ...]:
-    from ccm.resources import WATCHED
-
     return WATCHED.get(type_name, ())
 
 
-def _path_keys(type_name: str) -> List[str]:
-    from ccm.resources import PACKAGE_DB, SERVICE_POLL
+def _path_keys(type_name: str) -> List[Tuple[str, bool]]:
+    """(property, inside) of each path ``type_name`` manages, from ``ccm.resources.WATCHED``."""
+    keys = _PATH_KEYS.get(type_name)
+    if keys is None:
+        keys = _PATH_KEYS[type_name] = [(k.partition("/")[0], k.endswith("/*")) for k in _watched(type_name)
+                                        if k not in (PACKAGE_DB, SERVICE_POLL)]
+    return keys
 
-    return [k.split("/", 1)[0] for k in _watched(type_name) if k not in (PACKAGE_DB, SERVICE_POLL)]
+
+_PATH_KEYS: Dict[str, List[Tuple[str, bool]]] = {}
 
 
 def paths_of(seen: Seen) -> List[Tuple[str, bool]]:
     """(path, inside) that ``seen`` manages (``ccm.resources.WATCHED``); only absolute paths."""
-    from ccm.resources import PACKAGE_DB, SERVICE_POLL
-
     out: List[Tuple[str, bool]] = []
-    for key in _watched(seen.type):
-        if key in (PACKAGE_DB, SERVICE_POLL):
-            continue
-        prop, _, rest = key.partition("/")
+    for prop, inside in _path_keys(seen.type):
         value = seen.name if prop == "name" else seen.properties.get(prop)
-        if isinstance(value, str) and os.path.isabs(value):
-            out.append((os.path.normpath(value), rest == "*"))
+        if isinstance(value, str) and value.startswith("/"):
+            if "//" in value or "/." in value or (value.endswith("/") and value != "/"):
+                value = os.path.normpath(value)   # names are validated canonical: rarely needed
+            out.append((value, inside))
     return out
 
 
@@ -115,8 +117,6 @@ def _assign(result: Plan, item: Seen, ref: str) -> None:
         result.noop_refs.add(ref)
     for path, inside in paths_of(item):
         result.targets.append(Target(path, ref, watch_only, inside))
-    from ccm.resources import PACKAGE_DB, SERVICE_POLL
-
     watched = _watched(item.type)
     if PACKAGE_DB in watched and ref not in result.packages:
         result.packages.append(ref)
@@ -156,8 +156,16 @@ def _real_dir(path: str) -> bool:
 def index(targets: Iterable[Target]) -> Dict[str, Dict[str, Set[str]]]:
     """directory -> entry name (or INSIDE) -> the refs a change there affects."""
     out: Dict[str, Dict[str, Set[str]]] = {}
+    known: Dict[str, bool] = {}   # one lstat per directory, not per path
+
+    def isdir(path: str) -> bool:
+        found = known.get(path)
+        if found is None:
+            found = known[path] = _real_dir(path)
+        return found
+
     for target in targets:
-        spot = spot_of(target)
+        spot = spot_of(target, isdir)
         if spot is not None:
             out.setdefault(spot.directory, {}).setdefault(spot.name, set()).add(target.ref)
     return out
