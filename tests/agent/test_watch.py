@@ -120,7 +120,7 @@ def test_an_absent_path_that_reappears_is_removed(tmp_path, out):
         agent.stop()
 
 
-def test_watch_off_by_default_and_per_member_override(tmp_path, out):
+def test_watch_is_off_by_default(tmp_path, out):
     target = out / "app.conf"
     agent = _start(tmp_path, [_file(target)], watch=False)
     try:
@@ -307,5 +307,30 @@ def test_services_are_rechecked_every_service_poll_in_their_own_run(tmp_path, ou
         # would say nothing), and a poll runs the service alone
         polls = text.count("Session: resources=1,")
         assert 2 <= polls <= 4, text
+    finally:
+        agent.stop()
+
+
+def test_a_manifest_set_member_overrides_the_global_watch(tmp_path, out):
+    watched, plain = out / "watched.conf", out / "plain.conf"
+    m1 = write_yaml(str(tmp_path / "m1.yaml"), {"ccm": {"resources": [_file(watched)]}})
+    m2 = write_yaml(str(tmp_path / "m2.yaml"), {"ccm": {"resources": [_file(plain)]}})
+    mset = write_yaml(str(tmp_path / "set.yaml"), {"manifests": [{"name": "on", "source": m1},
+                                                               {"name": "off", "source": m2, "watch": False}]})
+    port = free_port()
+    cfg = write_yaml(str(tmp_path / "config.yaml"), {
+        "interval": "1h", "watch": True, "manifest_set": {"source": mset, "interval": "1h"},
+        "monitor_port": port, "cache_dir": str(tmp_path / "cache")})
+    agent = AgentProcess(cfg, str(tmp_path), port)
+    try:
+        st = agent.wait_status(lambda s: len(s["manifests"]) == 2 and all(m["applies"] for m in s["manifests"])
+                               and any(m["watch"].get("paths_watched") for m in s["manifests"]))
+        by_name = {m["name"]: m["watch"] for m in st["manifests"]}
+        assert by_name["on"]["watching"] is True and by_name["off"] == {"watching": False}
+        plain.write_text("edited\n")
+        watched.write_text("edited\n")
+        wait_for(lambda: watched.read_text() == "managed\n", 5, what="the watched member repaired")
+        time.sleep(0.5)
+        assert plain.read_text() == "edited\n"
     finally:
         agent.stop()
