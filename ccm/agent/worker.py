@@ -262,6 +262,8 @@ class Worker:
         summary = self.run(only=sorted(ready), quiet=polled)
         if summary is not None:
             self.drift.report(ready, self._top_refs)
+        elif not self.stopped:
+            self.drift.watch.retry(ready)
         return summary
 
     def run(self, *, health_check_only: bool = False, force: bool = False, only: Optional[List[str]] = None,

@@ -165,3 +165,16 @@ def test_select_resources_keeps_order_subscribers_and_requirements(tmp_path):
     chosen = select_resources(manifest, [f"file#{tmp_path / 'conf'}"])
     assert [e.props.resource_id for e in chosen] == [f"file#{tmp_path / 'base'}", f"file#{tmp_path / 'conf'}",
                                                      "exec#reload"]
+
+
+def test_a_re_apply_that_could_not_run_is_tried_again(tmp_path):
+    w, got = _watch()
+    try:
+        w.arm(targets.Plan([], [], [], set()))
+        w.retry({"file#f": "/x/f"}, delay=0.2)
+        started = time.monotonic()
+        assert got.wait(2.0)
+        assert time.monotonic() - started >= 0.2
+        assert w.take_ready() == {"file#f": "/x/f"}
+    finally:
+        w.stop()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 DEBOUNCE = 0.15
 MAX_HOLD = 0.5
+RETRY_DELAY = 5.0   # seconds before a re-apply that could not run is tried again
 PACKAGE_DBS = ("/var/lib/dpkg/status", "/var/lib/rpm/rpmdb.sqlite", "/var/lib/rpm/Packages",
                "/usr/lib/sysimage/rpm/rpmdb.sqlite")
 PACKAGE_DB_ENV = "CCM_WATCH_PACKAGE_DB"   # tests: the package database files to watch instead
@@ -147,6 +148,16 @@ class ManifestWatch:
         with self._lock:
             ready, self._ready = self._ready, {}
             return ready
+
+    def retry(self, ready: Dict[str, str], delay: float = RETRY_DELAY) -> None:
+        """A re-apply that did not run (the run lock was held, the manifest did not load):
+        try these again after ``delay`` seconds."""
+        with self._lock:
+            at = time.monotonic() + delay
+            for ref, path in ready.items():
+                self._deferred[ref] = at
+                self._deferred_path[ref] = path
+        self._wake()
 
     def repaired(self, ref: str) -> None:
         """A re-apply of ``ref`` found drift: it counts toward its back-off."""
