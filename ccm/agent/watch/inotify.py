@@ -15,7 +15,7 @@ import struct
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple
 
 IN_MODIFY = 0x00000002
 IN_ATTRIB = 0x00000004
@@ -98,14 +98,17 @@ class Inotify:
 
 
 def parse(data: bytes) -> List[Tuple[int, int, str]]:
-    out: List[Tuple[int, int, str]] = []
-    offset, size = 0, _HEADER.size
-    while offset + size <= len(data):
-        wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
-        raw = data[offset + size:offset + size + length]
-        out.append((wd, mask, os.fsdecode(raw.split(b"\0", 1)[0])))
+    """The events in ``data``, each (wd, mask, name) once: a write loop queues the same
+    few events thousands of times, and a directory watch only needs to know that an
+    entry changed (the masks of repeats are merged)."""
+    merged: Dict[Tuple[int, bytes], int] = {}
+    offset, size, end, unpack = 0, _HEADER.size, len(data), _HEADER.unpack_from
+    while offset + size <= end:
+        wd, mask, _cookie, length = unpack(data, offset)
+        key = (wd, data[offset + size:offset + size + length].rstrip(b"\0"))
+        merged[key] = merged.get(key, 0) | mask
         offset += size + length
-    return out
+    return [(wd, mask, os.fsdecode(raw)) for (wd, raw), mask in merged.items()]
 
 
 def max_user_watches() -> Optional[int]:
