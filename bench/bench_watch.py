@@ -11,7 +11,8 @@ of 100 files. After its first apply armed the watches:
 * a fight: another process rewriting one managed file in a tight loop for FIGHT seconds
   (default 10; the issue's figure is 60): the agent's CPU share and its repairs;
 * memory: the agent's RSS with watching, against a second agent on the same manifest
-  without it (`--no-compare` skips that run);
+  without it (both start on files a first agent created; `--no-compare` skips both), and
+  the Python heap an armed watch of these paths holds (tracemalloc, in this process);
 * what watching adds to every full apply: planning and placing the watches for the
   run's events (timed in this process on the same paths).
 
@@ -170,9 +171,13 @@ def p99(values: list) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
 
 
-def arm_cost(files: list, tree_files: list) -> float:
-    """Seconds the watch adds to each full apply: planning and placing the watches of the
-    run's events (in this process, on the same paths the agent watches)."""
+def arm_cost(files: list, tree_files: list) -> tuple:
+    """(seconds the watch adds to each full apply: planning and placing the watches of the
+    run's events, MiB of Python heap the armed watch holds), in this process, on the same
+    paths the agent watches."""
+    import gc
+    import tracemalloc
+
     sys.path.insert(0, ROOT)
     from ccm.agent.watch import targets
     from ccm.agent.watch.watcher import ManifestWatch
@@ -189,7 +194,17 @@ def arm_cost(files: list, tree_files: list) -> float:
         started = time.perf_counter()
         for _ in range(3):
             watch.arm(targets.plan(seen, top))
-        return (time.perf_counter() - started) / 3
+        seconds = (time.perf_counter() - started) / 3
+        watch.arm(targets.Plan([], [], [], set()))
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        watch.arm(targets.plan(seen, top))   # the events are the run's: the watch keeps its plan and index
+        del seen
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.stop()
+        return seconds, held / (1 << 20)
     finally:
         watch.stop()
 
@@ -206,6 +221,12 @@ def main() -> None:
     figures: dict = {"files": args.files + 100}
     try:
         manifest, files, tree, tree_files = write_manifest(work, args.files)
+        if not args.no_compare:   # the files exist before either measured agent starts: both first applies alike
+            first = Agent(work, manifest, watch=False)
+            try:
+                first.wait_armed(0)
+            finally:
+                first.stop()
         agent = Agent(work, manifest, watch=True)
         try:
             started = time.monotonic()
@@ -229,7 +250,8 @@ def main() -> None:
             figures["fight_cpu_pct"] = round(100 * (agent.cpu() - cpu0) / (time.monotonic() - t0), 2)
             figures["fight_seconds"] = args.fight
             figures["fight_repairs"] = agent.repairs() - before
-            figures["arm_per_apply_s"] = round(arm_cost(files, tree_files), 3)
+            seconds, heap = arm_cost(files, tree_files)
+            figures["arm_per_apply_s"], figures["watch_heap_mib"] = round(seconds, 3), round(heap, 1)
         finally:
             agent.stop()
         if not args.no_compare:
