@@ -22,27 +22,37 @@ if TYPE_CHECKING:
 INSIDE = ""   # a Spot name matching every entry of its directory (a scaffold target's files)
 
 
-@dataclass   # not frozen: a frozen dataclass's __init__ costs twice as much, once per resource
 class Seen:
-    type: str
-    name: str
-    properties: Dict[str, Any]
-    noop: bool
-    changed: bool = False
-    failed: bool = False
-    monitor: bool = False   # run in health-check-only mode: nothing of it is applied or observed
+    """One recorded event, as much of it as the watch reads (slots: one per resource)."""
+
+    __slots__ = ("type", "name", "properties", "noop", "changed", "failed", "monitor")
+
+    def __init__(self, type: str, name: str, properties: Dict[str, Any], noop: bool, changed: bool = False,
+                 failed: bool = False, monitor: bool = False) -> None:
+        self.type = type
+        self.name = name
+        self.properties = properties
+        self.noop = noop
+        self.changed = changed
+        self.failed = failed
+        self.monitor = monitor   # run in health-check-only mode: nothing of it is applied or observed
 
     @property
     def ref(self) -> str:
         return f"{self.type}#{self.name}"
 
 
-@dataclass
 class Target:
-    path: str          # the managed path
-    ref: str           # the top-level resource whose re-apply repairs it
-    noop: bool         # drift is reported, never repaired
-    inside: bool = False   # the directory's entries too (scaffold targets)
+    """A managed path, the top-level resource whose re-apply repairs it, whether drift is
+    only reported (noop), whether the directory's entries count too (scaffold targets)."""
+
+    __slots__ = ("path", "ref", "noop", "inside")
+
+    def __init__(self, path: str, ref: str, noop: bool, inside: bool = False) -> None:
+        self.path = path
+        self.ref = ref
+        self.noop = noop
+        self.inside = inside
 
 
 @dataclass
@@ -55,7 +65,7 @@ class Plan:
 
 def seen_of(event: Any) -> Seen:
     props = event.properties if isinstance(event.properties, dict) else {}
-    keep = {k: props[k] for k, _ in _path_keys(event.type) if k != "name" and props.get(k)}
+    keep = {k: props[k] for k, _ in _path_keys(event.type) if k != "name" and props.get(k)} or _EMPTY
     return Seen(event.type, event.name, keep, bool(event.noop), bool(event.changed), bool(event.failed),
                 bool(event.health_check_only))
 
@@ -74,6 +84,7 @@ def _path_keys(type_name: str) -> List[Tuple[str, bool]]:
 
 
 _PATH_KEYS: Dict[str, List[Tuple[str, bool]]] = {}
+_EMPTY: Dict[str, Any] = {}   # shared by every event without a path property (never written to)
 
 
 def paths_of(seen: Seen) -> List[Tuple[str, bool]]:

@@ -27,7 +27,7 @@ from ccm.agent.watch.backoff import Backoff
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Set
+    from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 DEBOUNCE = 0.15
 MAX_HOLD = 0.5
@@ -62,7 +62,7 @@ class ManifestWatch:
         self._suspended = True
         self._targets: List[targets.Target] = []
         self._plan = targets.Plan([], [], [], set())
-        self._index: Dict[str, Dict[str, Set[str]]] = {}
+        self._index: Dict[str, Dict[str, Tuple[str, ...]]] = {}   # tuples: a set per path costs 4x
         self._wds: Dict[int, str] = {}
         self._pending: Dict[str, str] = {}    # ref -> the path that changed first
         self._first = self._last = 0.0
@@ -198,7 +198,7 @@ class ManifestWatch:
                 except OSError:
                     pass
         self._wds = {wd: d for d, wd in wanted.items()}
-        self._index = {d: index[d] for d in wanted}
+        self._index = {d: {n: tuple(refs) for n, refs in index[d].items()} for d in wanted}
         self.paths = sum(1 for d in wanted for refs in index[d].values() if PACKAGES not in refs)
 
     def _exhausted(self, placed: int, needed: int) -> None:
@@ -265,7 +265,7 @@ class ManifestWatch:
         for entry, refs in hits.items():
             self._mark(refs, os.path.join(directory, entry or name), now)
 
-    def _mark(self, refs: Set[str], path: str, now: float) -> None:
+    def _mark(self, refs: Tuple[str, ...], path: str, now: float) -> None:
         for ref in self._plan.packages if PACKAGES in refs else []:
             self._pending.setdefault(ref, path)
         for ref in refs:
