@@ -14,6 +14,7 @@ once the agent's stop event is set.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from ccm.model.errors import CCMError
@@ -22,6 +23,7 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterator, List, Mapping, Optional
 
+SUBSET_ENV = "CCM_WATCH_SUBSET"   # "0": a drift re-apply runs the whole manifest (the differential twin)
 RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
 
 
@@ -86,7 +88,7 @@ def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threa
     logs nothing (a service poll)."""
     try:
         resources = manifest.resources
-        if only is not None:
+        if only is not None and os.environ.get(SUBSET_ENV) != "0":   # "0": the plain path, the whole manifest
             from ccm.apply.engine import select_resources
 
             resources = select_resources(manifest, only)

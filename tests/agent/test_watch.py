@@ -334,3 +334,34 @@ def test_a_manifest_set_member_overrides_the_global_watch(tmp_path, out):
         assert plain.read_text() == "edited\n"
     finally:
         agent.stop()
+
+
+def _drift_twin(tmp_path, subset):
+    out = tmp_path / "out"
+    out.mkdir()
+    conf, other, marker = out / "app.conf", out / "other.conf", out / "restarts"
+    agent = _start(tmp_path, [_file(conf), _file(other, mode="0600"), {"exec": {
+        "name": "restart", "command": f"/bin/sh -c 'echo r >> {marker}'", "refreshonly": True,
+        "subscribe": [f"file#{conf}"]}}], env={"CCM_WATCH_SUBSET": subset})
+    try:
+        _armed(agent, 2)
+        conf.write_text("edited\n")
+        os.chmod(conf, 0o666)
+        _repaired(agent)
+        wait_for(lambda: marker.exists(), 5, what="refresh")
+        time.sleep(0.4)
+        st = agent.status()["manifests"][0]
+    finally:
+        agent.stop()
+    state = {p.name: (p.read_text(), oct(os.stat(p).st_mode & 0o777)) for p in sorted(out.iterdir())}
+    return state, st["summary"]["total_resources"], st["watch"]["last_drift"]["resource"].replace(str(out), "OUT")
+
+
+def test_a_subset_repair_leaves_the_host_as_a_whole_manifest_re_apply_does(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fast, fast_total, fast_ref = _drift_twin(tmp_path / "a", "1")
+    plain, plain_total, plain_ref = _drift_twin(tmp_path / "b", "0")
+    assert fast == plain and fast["restarts"][0] == "r\nr\n"   # the first apply and the repair each refreshed
+    assert fast_ref == plain_ref
+    assert (fast_total, plain_total) == (2, 3)                 # the subset: the file and its subscriber
