@@ -115,6 +115,11 @@ DEFINITIONS: Tuple[MetricDef, ...] = (
     # ours: a manifest that does not load (broken YAML, invalid resources); the last good one is kept
     _d("agent_manifest_load_error", "agent_manifest_load_error_count", COUNTER, "manifest",
        "Number of agent manifest loads or validations that failed"),
+    # ours: the agent's drift watch (issue 29)
+    _d("agent_drift", "agent_drift_total", COUNTER, "manifest type",
+       "Number of watched resources found drifted (repaired, or reported in noop)"),
+    _d("agent_watched_paths", "agent_watched_paths", GAUGE, "manifest",
+       "Number of managed paths the agent watches for drift"),
 )
 
 BY_KEY: Dict[str, MetricDef] = {d.key: d for d in DEFINITIONS}

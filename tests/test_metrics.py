@@ -44,6 +44,9 @@ SPEC = [
     ("choria_ccm_last_run_exit_code", "gauge", ""),
     # ours (issue 25): agent manifests that did not load (the last good version is kept)
     ("choria_ccm_agent_manifest_load_error_count", "counter", "manifest"),
+    # ours (issue 29): the agent's drift watch
+    ("choria_ccm_agent_drift_total", "counter", "manifest type"),
+    ("choria_ccm_agent_watched_paths", "gauge", "manifest"),
 ]
 
 

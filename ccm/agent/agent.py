@@ -153,7 +153,7 @@ class Agent:
             self.reporter = ReportPublisher(cfg.report.publisher, context=self.nats_context, labels=cfg.report.labels,
                                             warn=lambda line: self.log.warn(line))
         for source in cfg.manifests:
-            self.static[source] = Worker(self, source)
+            self.static[source] = Worker(self, source, watch=cfg.watch)
         with self.apply_lock:
             self.refresh_facts()
             self.refresh_data()
@@ -287,7 +287,10 @@ class Agent:
         for w in self.workers():
             if self.stop_event.is_set():
                 return
-            if w.stopped or not w.trigger.take():
+            if w.stopped:
+                continue
+            if not w.trigger.take():
+                self._drift_apply(w)
                 continue
             with self.apply_lock:
                 self.refresh_facts()
@@ -295,6 +298,14 @@ class Agent:
                     self.log.error("No external data resolved yet, not applying", manifest=w.label)
                     continue
                 w.run(force=True)
+
+    def _drift_apply(self, w: Worker) -> None:
+        """The drift watch's re-apply of what changed, with the facts and data a scheduled
+        run would use (the last good ones: a drift repair never waits for a refresh)."""
+        if w.drift is None or not self._data_ok:
+            return
+        with self.apply_lock:
+            w.run_drift()
 
     def scheduled_run(self) -> None:
         with self.apply_lock:
@@ -366,12 +377,13 @@ class Agent:
                 gone.log.info("Stopped: removed from the manifest set")
             for name, member in desired.items():
                 w = self.members.get(name)
-                if w is not None and w.source_text == member.source:
+                watch = self.cfg.watch if member.watch is None else member.watch
+                if w is not None and w.source_text == member.source and w.watching == watch:
                     continue
                 if w is not None:
                     w.stop()   # its status carries over to the replacement
                 try:
-                    new = Worker(self, member.source, name=name, status=w.status if w else None)
+                    new = Worker(self, member.source, name=name, status=w.status if w else None, watch=watch)
                 except CCMError as exc:
                     self.log.error("Could not start manifest worker", manifest=name, error=str(exc))
                     continue
@@ -393,8 +405,9 @@ class Agent:
             mset = {"mode": "static", "source": self.cfg.path, "revision": None,
                     "last_load": rfc3339(int(self.started * 1e9)), "last_error": None,
                     "members": 0}
-        manifests = [dict(w.status.to_dict(), static=True) for w in list(self.static.values())]
-        manifests += [dict(w.status.to_dict(), static=False) for w in list(self.members.values())]
+        manifests = [dict(w.status.to_dict(), static=True, watch=w.watch_status()) for w in list(self.static.values())]
+        manifests += [dict(w.status.to_dict(), static=False, watch=w.watch_status())
+                      for w in list(self.members.values())]
         return {"version": __version__, "pid": os.getpid(), "started": rfc3339(int(self.started * 1e9)),
                 "interval": self.cfg.interval, "health_check_interval": self.cfg.health_check_interval,
                 "manifest_set": mset, "manifests": manifests}

@@ -26,7 +26,9 @@ MAX_CONFIG_BYTES = 1 << 20
 LOG_LEVELS = ("debug", "info", "warn", "error")
 REGISTRATION = ("nats", "jetstream")
 KEYS = ("interval", "health_check_interval", "manifests", "manifest_set", "external_data_url", "cache_dir",
-        "monitor_port", "monitor_address", "log_level", "nats_context", "registration", "report")
+        "monitor_port", "monitor_address", "log_level", "nats_context", "registration", "report", "watch",
+        "service_poll")
+DEFAULT_SERVICE_POLL = 10.0
 SET_KEYS = ("source", "interval", "ref", "path")
 MANIFEST_SCHEMES = ("", "http", "https", "obj")
 SET_SCHEMES = ("", "file", "http", "https", "obj", "git+https", "git+http", "git+file", "git+ssh")
@@ -76,6 +78,8 @@ class AgentConfig:
     nats_context: str = "CCM"
     registration: str = ""
     report: Any = None         # ccm.fleet.config.ReportConfig: publish each run's report (issue 28)
+    watch: bool = False        # watch what the manifests manage and repair drift at once (issue 29)
+    service_poll: float = DEFAULT_SERVICE_POLL   # seconds between service checks while watching
     raw: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -106,6 +110,12 @@ def _string(path: str, key: str, value: Any, *, allow_empty: bool = False) -> st
         raise _fail(path, key, "must not be empty")
     if "\x00" in value or "\n" in value:
         raise _fail(path, key, "must be a single line of text")
+    return value
+
+
+def boolean(path: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, key, f"must be true or false, got {value!r}")
     return value
 
 
@@ -227,6 +237,10 @@ def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
         if reg not in REGISTRATION:
             raise _fail(path, "registration", f"invalid registration destination {reg!r} (expected nats or jetstream)")
         kw["registration"] = reg
+    if doc.get("watch") is not None:
+        kw["watch"] = boolean(path, "watch", doc["watch"])
+    if doc.get("service_poll") is not None:
+        kw["service_poll"] = _duration(path, "service_poll", doc["service_poll"], timing.scaled(1.0))
     from ccm.fleet.config import parse_report   # pure and small: None unless the key is set
 
     kw["report"] = parse_report(path, doc.get("report"))

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ccm.agent.config import ManifestSetConfig, check_manifest_source, decode_yaml
+from ccm.agent.config import ManifestSetConfig, boolean, check_manifest_source, decode_yaml
 from ccm.model.errors import CCMError, ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ class SetError(ValidationError):
 class Member:
     name: str
     source: str
+    watch: Optional[bool] = None   # None: the agent's ``watch``
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ def parse_set(raw: bytes, shown: str, *, relative_base: Optional[str] = None) ->
         if not isinstance(item, dict):
             raise SetError(f"{shown}: {where}: must be a mapping with name and source, got {type(item).__name__}")
         for k in item:
-            if k not in ("name", "source"):
-                raise SetError(f"{shown}: {where}.{k}: unknown key (expected name, source)")
+            if k not in ("name", "source", "watch"):
+                raise SetError(f"{shown}: {where}.{k}: unknown key (expected name, source, watch)")
         name = item.get("name")
         if not isinstance(name, str) or not name.strip():
             raise SetError(f"{shown}: {where}.name: must be a non-empty string")
@@ -88,11 +89,14 @@ def parse_set(raw: bytes, shown: str, *, relative_base: Optional[str] = None) ->
         seen[name] = i
         if "source" not in item:
             raise SetError(f"{shown}: {where}.source: is required")
+        watch = None
         try:
             source = check_manifest_source(shown, f"{where}.source", item["source"], relative_base=relative_base)
+            if item.get("watch") is not None:
+                watch = boolean(shown, f"{where}.watch", item["watch"])
         except ValidationError as exc:
             raise SetError(str(exc)) from None
-        members.append(Member(name=name, source=source))
+        members.append(Member(name=name, source=source, watch=watch))
     return tuple(members)
 
 

@@ -14,6 +14,7 @@ once the agent's stop event is set.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from ccm.model.errors import CCMError
@@ -22,6 +23,7 @@ from ccm.typing_guard import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Dict, Iterator, List, Mapping, Optional
 
+SUBSET_ENV = "CCM_WATCH_SUBSET"   # "0": a drift re-apply runs the whole manifest (the differential twin)
 RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
 
 
@@ -78,10 +80,19 @@ def load(manager: Any, path: str, external_data: Optional[Mapping[str, Any]], *,
     return manager.load(path, overriding_data=dict(external_data) if external_data else None, text=text)
 
 
-def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event) -> Any:
-    """Execute a loaded manifest (and clean it up); returns the engine's result (events, summary)."""
+def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threading.Event,
+            only: Optional[List[str]] = None, quiet: bool = False) -> Any:
+    """Execute a loaded manifest (and clean it up); returns the engine's result (events,
+    summary). ``only``: the resources the drift watch re-applies (``type#name``); the
+    engine decides what else runs with them (``select_resources``); ``quiet``: the run
+    logs nothing (a service poll)."""
     try:
-        manifest.resources = StoppableResources(manifest.resources, stop)
+        resources = manifest.resources
+        if only is not None and os.environ.get(SUBSET_ENV) != "0":   # "0": the plain path, the whole manifest
+            from ccm.apply.engine import select_resources
+
+            resources = select_resources(manifest, only)
+        manifest.resources = StoppableResources(resources, stop)
         if health_check_only:
             return manager.execute(manifest, health_check_only=True)
         # the host-wide run lock `ccm apply` takes: a cron run and the agent never overlap
@@ -90,7 +101,7 @@ def execute(manager: Any, manifest: Any, *, health_check_only: bool, stop: threa
 
         lock = acquire_run_lock(manifest.source, scaled(RUN_LOCK_WAIT))
         try:
-            return manager.execute(manifest, health_check_only=False)
+            return manager.execute(manifest, health_check_only=False, quiet=quiet)
         finally:
             lock.release()
     finally:

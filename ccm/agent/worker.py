@@ -19,9 +19,10 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional
+    from typing import Any, Dict, List, Optional, Set
 
     from ccm.agent.agent import Agent
+    from ccm.agent.watch.drift import DriftWatch
 
 SUMMARY_FIELDS = ("total_resources", "changed_resources", "failed_resources", "skipped_resources",
                   "stable_resources", "refreshed_count", "requirements_unmet_count", "health_checked_count",
@@ -105,7 +106,7 @@ def health_of(summary: Any) -> str:
 
 class Worker:
     def __init__(self, agent: "Agent", source: str, *, name: Optional[str] = None,
-                 status: Optional[WorkerStatus] = None):
+                 status: Optional[WorkerStatus] = None, watch: bool = False):
         self.agent = agent
         self.source_text = source
         self.name = name
@@ -128,16 +129,28 @@ class Worker:
         self._last_logged_error = ""
         self._good_text: Optional[str] = None     # a local manifest's last version that loaded
         self._load_error: Optional[str] = None    # this run applies that version: why
+        self.watching = watch
+        self.drift: Optional[DriftWatch] = None    # the drift watch (issue 29), when watching
+        self._top_refs: Set[str] = set()           # the last run's manifest's resources
+        if watch:
+            from ccm.agent.watch.drift import DriftWatch
+
+            self.drift = DriftWatch(label=self.label, log=self.log, metrics=agent.metrics, request=agent.wake,
+                                    service_poll=agent.cfg.service_poll)
 
     # --- the watcher ------------------------------------------------------------------
 
     def start(self) -> None:
         self.status.state = "running"
+        if self.drift is not None:
+            self.drift.start()
         self._thread = threading.Thread(target=self._watch, name=f"ccm-worker-{self.label}", daemon=True)
         self._thread.start()
 
     def stop(self, reason: str = "") -> None:
         self._stop.set()
+        if self.drift is not None:
+            self.drift.stop()
         if reason:
             self.status.state, self.status.stopped_reason = "stopped", reason
         elif self.status.state != "stopped":
@@ -234,12 +247,35 @@ class Worker:
                       since=go_duration_seconds(round(now - last, 3)), min=go_duration_seconds(floor))
         return True
 
-    def run(self, *, health_check_only: bool = False, force: bool = False) -> Any:
+    def watch_status(self) -> Dict[str, Any]:
+        return self.drift.status() if self.drift is not None else {"watching": False}
+
+    def run_drift(self) -> Any:
+        """Re-apply the resources the drift watch found changed (scheduler thread, under the
+        apply lock); returns the summary or None."""
+        if self.drift is None:
+            return None
+        ready = self.drift.watch.take_ready()
+        if not ready:
+            return None
+        polled = not any(ready.values())   # services polled, no path changed: a stable poll says nothing
+        summary = self.run(only=sorted(ready), quiet=polled)
+        if summary is not None:
+            self.drift.report(ready, self._top_refs)
+        elif not self.stopped:
+            self.drift.watch.retry(ready)
+        return summary
+
+    def run(self, *, health_check_only: bool = False, force: bool = False, only: Optional[List[str]] = None,
+            quiet: bool = False) -> Any:
         """One apply (or health-check-only run); returns the summary or None. ``force``:
         a triggered apply (source change, remediation), which always runs; a scheduled one
-        is skipped only right after a triggered apply (``_too_soon``)."""
+        is skipped only right after a triggered apply (``_too_soon``). ``only``: the drift
+        watch's re-apply of these resources (with what the engine runs with them), published
+        as a report only when it changed something; ``quiet``: a service poll, whose run logs
+        nothing unless it changed or failed something."""
         now = time.monotonic()
-        if not health_check_only:
+        if not health_check_only and only is None:
             if not force and self._too_soon(now):
                 return None
             self._last_was_triggered = force
@@ -250,12 +286,19 @@ class Worker:
         # the engine names the manifest itself; set members also carry their name
         log = self.agent.log.bind(worker=self.name) if self.name is not None else self.agent.log.bind()
         manager = self._get_manager().child(user_log=log)
-        if not health_check_only:
+        if not health_check_only and only is None:
             self._last_full_apply = now
         started = time.monotonic()
+        drift = None if health_check_only else self.drift
+        ok = False
         try:
-            result = runner.execute(manager, self._load(manager, path), health_check_only=health_check_only,
-                                    stop=self.agent.stop_event)
+            manifest = self._load(manager, path)
+            if drift is not None:
+                self._top_refs = {e.props.resource_id for e in manifest.resources}
+                drift.before(manager.session, only)
+            result = runner.execute(manager, manifest, health_check_only=health_check_only,
+                                    stop=self.agent.stop_event, only=only, quiet=quiet)
+            ok = not result.interrupted
         except RunLockHeld as exc:
             self.log.warn("Skipping apply: another ccm run holds the run lock", error=str(exc))
             self._record_error(str(exc), health_check_only)
@@ -271,13 +314,16 @@ class Worker:
             self._report_rejected(path, f"{type(exc).__name__}: {exc}", health_check_only)
             return None
         else:
-            if self.agent.reporter is not None and not health_check_only:   # before forget_run drops the records
+            quiet_run = only is not None and not (result.summary.changed_resources or result.failed)
+            if self.agent.reporter is not None and not health_check_only and not quiet_run:   # before forget_run
                 from ccm.fleet.publish import RunContext, file_sha256
 
                 self.status.report = self.agent.reporter.finished(result, RunContext(
                     self.source.shown, manifest_sha256=file_sha256(path), exit_code=1 if result.failed else 0,
                     events=manager.session.transaction_events())).to_dict()
         finally:
+            if drift is not None:
+                drift.after(self._top_refs, ok, only)
             if not health_check_only:
                 self.agent.metrics.observe("agent_apply", time.monotonic() - started, manifest=self.label)
             runner.forget_run(manager)   # the result's summary is all a cycle reads
@@ -285,6 +331,8 @@ class Worker:
         del result   # and its records: nothing of the run stays on the heap until the next one
         from ccm.report import one_line
 
+        if quiet and not (summary.changed_resources or summary.failed_resources):
+            return summary
         line = one_line(summary)
         slog = self.log.bind(healthcheck=True) if health_check_only else self.log
         if path != self.source.shown:

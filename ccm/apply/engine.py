@@ -234,3 +234,38 @@ def _run_resources(manager: RunManager, manifest: Manifest, run: Run, result: Ex
         if stop:
             break
     settle_all(sink.commit())
+
+
+def _refs_of(entry: Any) -> Sequence[str]:
+    props = entry.props
+    refs = [props.resource_id]
+    if props.alias:
+        refs.append(f"{props.type_name}#{props.alias}")
+    return refs
+
+
+def _listed(entry: Any, key: str) -> List[str]:
+    value = entry.props.values.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def select_resources(manifest: Manifest, refs: Sequence[str]) -> List[Any]:
+    """The resources a re-apply of ``refs`` (``type#name``, the agent's drift watch) runs,
+    in declaration order: those resources, every resource that subscribes to one that
+    runs (their refresh, as a full run would do it), and every resource one that runs
+    requires (so its ``require`` gate finds their events, as in a full run)."""
+    entries = list(manifest.resources)
+    wanted = set(refs)
+    chosen = [False] * len(entries)
+    changed = True
+    while changed:
+        changed = False
+        for i, entry in enumerate(entries):
+            if chosen[i]:
+                continue
+            own = _refs_of(entry)
+            if any(r in wanted for r in own) or any(r in wanted for r in _listed(entry, "subscribe")):
+                chosen[i] = changed = True
+                wanted.update(own)
+                wanted.update(_listed(entry, "require"))
+    return [entry for i, entry in enumerate(entries) if chosen[i]]

@@ -11,3 +11,17 @@ BUILTIN_TYPES = {
     "scaffold": "ccm.resources.scaffold",
     "apply": "ccm.resources.apply",
 }
+
+# What the agent's drift watch (``ccm.agent.watch``) watches of each type: a property
+# naming a managed path ("name", "creates"), "name/*" for that directory's entries too,
+# PACKAGE_DB (the package database) or SERVICE_POLL (polled every ``service_poll``).
+PACKAGE_DB = "package database"
+SERVICE_POLL = "service poll"
+WATCHED = {
+    "file": ("name",),
+    "scaffold": ("name", "name/*"),
+    "archive": ("creates",),
+    "exec": ("creates",),
+    "package": (PACKAGE_DB,),
+    "service": (SERVICE_POLL,),
+}

@@ -168,11 +168,12 @@ class AgentProcess:
     """``python -m ccm agent --config CFG`` with the test time scale."""
 
     def __init__(self, cfg: str, workdir: str, port: Optional[int] = None, env: Optional[Dict[str, str]] = None,
-                 preexec_fn: Optional[Callable[[], None]] = None):
+                 preexec_fn: Optional[Callable[[], None]] = None, wrap: Optional[List[str]] = None):
         self.port = port
         self.out = open(os.path.join(workdir, "agent.out"), "w+")
         full_env = {**os.environ, **FAST, "PYTHONPATH": ROOT, **(env or {})}
-        self.proc = subprocess.Popen([sys.executable, "-m", "ccm", "agent", "--config", cfg], cwd=workdir,
+        argv = [sys.executable, "-m", "ccm", "agent", "--config", cfg]
+        self.proc = subprocess.Popen(list(wrap or []) + argv, cwd=workdir,
                                      stdin=subprocess.DEVNULL, stdout=self.out, stderr=subprocess.STDOUT, env=full_env,
                                      preexec_fn=preexec_fn)
 
