@@ -154,7 +154,7 @@ def edits(files: list, count: int) -> list:
         path = rng.choice(files)
         with open(path, "w") as fh:
             fh.write("hand edited\n")
-        out.append(until(lambda: managed(path)))
+        out.append(until(lambda path=path: managed(path)))
         time.sleep(0.3)   # past the debounce: each edit its own repair
     return out
 

@@ -18,7 +18,7 @@ from ccm.model.errors import ValidationError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Type
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Type
 
 DEFAULT_PATH = "/etc/choria/ccm/config.yaml"
 DEFAULT_CACHE_DIR = "/etc/choria/ccm/source"
@@ -175,6 +175,77 @@ def _manifest_set(path: str, value: Any) -> ManifestSetConfig:
     return cfg
 
 
+def _manifests(path: str, items: Any) -> Tuple[str, ...]:
+    if not isinstance(items, list):
+        raise _fail(path, "manifests", f"must be a list of manifest sources, got {type(items).__name__}")
+    seen: List[str] = []
+    for i, item in enumerate(items):
+        source = check_manifest_source(path, f"manifests[{i}]", item)
+        if source not in seen:   # one worker per distinct source
+            seen.append(source)
+    return tuple(seen)
+
+
+def _external_data_url(path: str, value: Any) -> str:
+    url = _string(path, "external_data_url", value)
+    scheme = scheme_of(url)
+    if scheme not in DATA_SCHEMES:
+        raise _fail(path, "external_data_url", f"unsupported data source: {_redacted(url)} "
+                    "(expected a path, file://, http(s):// or kv://BUCKET/KEY)")
+    if scheme == "kv":
+        bucket, _, key = url[len("kv://"):].partition("/")
+        if not bucket or not key:
+            raise _fail(path, "external_data_url", f"invalid kv source {url!r}: expected kv://BUCKET/KEY")
+    return url
+
+
+def _cache_dir(path: str, value: Any) -> str:
+    cache = _string(path, "cache_dir", value)
+    if not os.path.isabs(cache):
+        raise _fail(path, "cache_dir", f"must be an absolute path, got {cache!r}")
+    return os.path.normpath(cache)
+
+
+def _monitor_port(path: str, port: Any) -> int:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise _fail(path, "monitor_port", f"must be a port number 1..65535 (0 disables), got {port!r}")
+    return int(port)
+
+
+def _one_of(key: str, allowed: Any, message: Callable[[Any], str]) -> Callable[[str, Any], Any]:
+    def check(path: str, value: Any) -> Any:
+        if value not in allowed:
+            raise _fail(path, key, message(value))
+        return value
+    return check
+
+
+def _durations(key: str, floor: Callable[[], float]) -> Callable[[str, Any], Any]:
+    return lambda path, value: _duration(path, key, value, floor())
+
+
+# Each key's check, in the order they are checked (the first problem is the one reported),
+# and whether a null value counts as not set (``interval: ~`` is an error, ``log_level: ~``
+# the default).
+_KEY_CHECKS: Tuple[Tuple[str, Callable[[str, Any], Any], bool], ...] = (
+    ("interval", _durations("interval", lambda: timing.scaled(timing.MIN_INTERVAL)), False),
+    ("health_check_interval", _durations("health_check_interval", lambda: timing.scaled(1.0)), True),
+    ("manifests", _manifests, True),
+    ("manifest_set", _manifest_set, True),
+    ("external_data_url", _external_data_url, True),
+    ("cache_dir", _cache_dir, False),
+    ("monitor_port", _monitor_port, True),
+    ("monitor_address", lambda path, value: _string(path, "monitor_address", value), False),
+    ("log_level", _one_of("log_level", LOG_LEVELS,
+                          lambda v: f"must be one of: {', '.join(LOG_LEVELS)}, got {v!r}"), True),
+    ("nats_context", lambda path, value: _string(path, "nats_context", value), True),
+    ("registration", _one_of("registration", REGISTRATION,
+                             lambda v: f"invalid registration destination {v!r} (expected nats or jetstream)"), True),
+    ("watch", lambda path, value: boolean(path, "watch", value), True),
+    ("service_poll", _durations("service_poll", lambda: timing.scaled(1.0)), True),
+)
+
+
 def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
     """Validate a decoded configuration document."""
     if doc is None:
@@ -185,62 +256,9 @@ def parse_config(doc: Any, path: str = DEFAULT_PATH) -> AgentConfig:
         if k not in KEYS:
             raise _fail(path, str(k), f"unknown key (expected one of: {', '.join(KEYS)})")
     kw: Dict[str, Any] = {"path": path, "raw": dict(doc)}
-    if "interval" in doc:
-        kw["interval"] = _duration(path, "interval", doc["interval"], timing.scaled(timing.MIN_INTERVAL))
-    if doc.get("health_check_interval") is not None:
-        kw["health_check_interval"] = _duration(path, "health_check_interval", doc["health_check_interval"],
-                                                timing.scaled(1.0))
-    if doc.get("manifests") is not None:
-        items = doc["manifests"]
-        if not isinstance(items, list):
-            raise _fail(path, "manifests", f"must be a list of manifest sources, got {type(items).__name__}")
-        seen: List[str] = []
-        for i, item in enumerate(items):
-            source = check_manifest_source(path, f"manifests[{i}]", item)
-            if source not in seen:   # one worker per distinct source
-                seen.append(source)
-        kw["manifests"] = tuple(seen)
-    if doc.get("manifest_set") is not None:
-        kw["manifest_set"] = _manifest_set(path, doc["manifest_set"])
-    if doc.get("external_data_url") is not None:
-        url = _string(path, "external_data_url", doc["external_data_url"])
-        scheme = scheme_of(url)
-        if scheme not in DATA_SCHEMES:
-            raise _fail(path, "external_data_url", f"unsupported data source: {_redacted(url)} "
-                        "(expected a path, file://, http(s):// or kv://BUCKET/KEY)")
-        if scheme == "kv":
-            bucket, _, key = url[len("kv://"):].partition("/")
-            if not bucket or not key:
-                raise _fail(path, "external_data_url", f"invalid kv source {url!r}: expected kv://BUCKET/KEY")
-        kw["external_data_url"] = url
-    if "cache_dir" in doc:
-        cache = _string(path, "cache_dir", doc["cache_dir"])
-        if not os.path.isabs(cache):
-            raise _fail(path, "cache_dir", f"must be an absolute path, got {cache!r}")
-        kw["cache_dir"] = os.path.normpath(cache)
-    if doc.get("monitor_port") is not None:
-        port = doc["monitor_port"]
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise _fail(path, "monitor_port", f"must be a port number 1..65535 (0 disables), got {port!r}")
-        kw["monitor_port"] = int(port)
-    if "monitor_address" in doc:
-        kw["monitor_address"] = _string(path, "monitor_address", doc["monitor_address"])
-    if doc.get("log_level") is not None:
-        level = doc["log_level"]
-        if level not in LOG_LEVELS:
-            raise _fail(path, "log_level", f"must be one of: {', '.join(LOG_LEVELS)}, got {level!r}")
-        kw["log_level"] = level
-    if doc.get("nats_context") is not None:
-        kw["nats_context"] = _string(path, "nats_context", doc["nats_context"])
-    if doc.get("registration") is not None:
-        reg = doc["registration"]
-        if reg not in REGISTRATION:
-            raise _fail(path, "registration", f"invalid registration destination {reg!r} (expected nats or jetstream)")
-        kw["registration"] = reg
-    if doc.get("watch") is not None:
-        kw["watch"] = boolean(path, "watch", doc["watch"])
-    if doc.get("service_poll") is not None:
-        kw["service_poll"] = _duration(path, "service_poll", doc["service_poll"], timing.scaled(1.0))
+    for key, check, null_is_unset in _KEY_CHECKS:
+        if key in doc and not (null_is_unset and doc[key] is None):
+            kw[key] = check(path, doc[key])
     from ccm.fleet.config import parse_report   # pure and small: None unless the key is set
 
     kw["report"] = parse_report(path, doc.get("report"))

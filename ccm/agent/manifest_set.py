@@ -73,31 +73,35 @@ def parse_set(raw: bytes, shown: str, *, relative_base: Optional[str] = None) ->
     members: List[Member] = []
     seen: Dict[str, int] = {}
     for i, item in enumerate(items):
-        where = f"manifests[{i}]"
-        if not isinstance(item, dict):
-            raise SetError(f"{shown}: {where}: must be a mapping with name and source, got {type(item).__name__}")
-        for k in item:
-            if k not in ("name", "source", "watch"):
-                raise SetError(f"{shown}: {where}.{k}: unknown key (expected name, source, watch)")
-        name = item.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise SetError(f"{shown}: {where}.name: must be a non-empty string")
-        if len(name) > 200 or any(c in name for c in "\n\r\x00"):
-            raise SetError(f"{shown}: {where}.name: must be one line of at most 200 characters")
-        if name in seen:
-            raise SetError(f"{shown}: {where}.name: duplicate name {name!r} (also manifests[{seen[name]}])")
-        seen[name] = i
-        if "source" not in item:
-            raise SetError(f"{shown}: {where}.source: is required")
-        watch = None
-        try:
-            source = check_manifest_source(shown, f"{where}.source", item["source"], relative_base=relative_base)
-            if item.get("watch") is not None:
-                watch = boolean(shown, f"{where}.watch", item["watch"])
-        except ValidationError as exc:
-            raise SetError(str(exc)) from None
-        members.append(Member(name=name, source=source, watch=watch))
+        members.append(_member(shown, f"manifests[{i}]", item, seen, relative_base))
+        seen[members[-1].name] = i
     return tuple(members)
+
+
+def _member(shown: str, where: str, item: Any, seen: Dict[str, int], relative_base: Optional[str]) -> Member:
+    """One entry of the set's list (``seen``: the names before it, with their index)."""
+    if not isinstance(item, dict):
+        raise SetError(f"{shown}: {where}: must be a mapping with name and source, got {type(item).__name__}")
+    for k in item:
+        if k not in ("name", "source", "watch"):
+            raise SetError(f"{shown}: {where}.{k}: unknown key (expected name, source, watch)")
+    name = item.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SetError(f"{shown}: {where}.name: must be a non-empty string")
+    if len(name) > 200 or any(c in name for c in "\n\r\x00"):
+        raise SetError(f"{shown}: {where}.name: must be one line of at most 200 characters")
+    if name in seen:
+        raise SetError(f"{shown}: {where}.name: duplicate name {name!r} (also manifests[{seen[name]}])")
+    if "source" not in item:
+        raise SetError(f"{shown}: {where}.source: is required")
+    watch = None
+    try:
+        source = check_manifest_source(shown, f"{where}.source", item["source"], relative_base=relative_base)
+        if item.get("watch") is not None:
+            watch = boolean(shown, f"{where}.watch", item["watch"])
+    except ValidationError as exc:
+        raise SetError(str(exc)) from None
+    return Member(name=name, source=source, watch=watch)
 
 
 def _path_fetcher(path: str) -> Fetcher:

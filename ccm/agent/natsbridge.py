@@ -67,7 +67,7 @@ class NatsBridge:
             publish = _layer("ccm.registration.publish")
         except ImportError:
             raise SourceUnavailable(f"registration publishing ({kind}): {NEEDS}") from None
-        publish.enable(manager, kind, getattr(manager, "registration_stream", None))
+        publish.enable(manager, kind, manager.registration_stream)
 
     def close(self) -> None:
         with self._lock:
@@ -94,7 +94,7 @@ class _ObjectStore:
                 info = await store.get_info(key, show_deleted=True)
             except je.ObjectNotFoundError:
                 return {"missing": True}
-            return {"missing": bool(getattr(info, "deleted", False)), "digest": info.digest or str(info.nuid)}
+            return {"missing": bool(info.deleted), "digest": info.digest or str(info.nuid)}
 
         state = self.conn.jetstream(op, f"could not check obj://{bucket}/{key}")
         return None if state.get("missing") else str(state["digest"])

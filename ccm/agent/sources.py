@@ -63,6 +63,7 @@ class ManifestSource(Protocol):
     kind: str
     shown: str                     # for logs/status: credentials redacted
     check_interval: float
+    fetches: int                   # remote fetches made (the fetch metric); a local file has none
 
     @property
     def manifest_path(self) -> Optional[str]: ...   # current good manifest, None until the first commit
@@ -110,6 +111,7 @@ class _Bounded:
 
 class LocalSource:
     kind = "local"
+    fetches = 0
 
     def __init__(self, path: str, check_interval: float):
         self.path = os.path.abspath(path)

@@ -57,7 +57,8 @@ def backoff_delay(attempt: int, rng: Optional[random.Random] = None) -> float:
     return scaled((v / 2 + r.randrange(0, v)) / 1000.0)
 
 
-def retry(fn: Callable[[], T], *, stop: threading.Event, max_tries: int, on_error: Callable[[int, Exception], None]) -> T:
+def retry(fn: Callable[[], T], *, stop: threading.Event, max_tries: int,
+          on_error: Callable[[int, Exception], None]) -> T:
     """Call ``fn`` until it succeeds, at most ``max_tries`` times, sleeping the back-off
     between attempts (interrupted by ``stop``). Re-raises the last error."""
     attempt = 0

@@ -196,9 +196,9 @@ class Worker:
             self._last_logged_error = message
 
     def _check_once(self) -> None:
-        before = getattr(self.source, "fetches", 0)
+        before = self.source.fetches
         candidate = self.source.check()
-        if getattr(self.source, "fetches", 0) != before:
+        if self.source.fetches != before:
             self.agent.metrics.inc("agent_manifest_fetch", manifest=self.label)
             self.status.last_fetch = time.time()
         if candidate is None:
@@ -315,12 +315,8 @@ class Worker:
             return None
         else:
             quiet_run = only is not None and not (result.summary.changed_resources or result.failed)
-            if self.agent.reporter is not None and not health_check_only and not quiet_run:   # before forget_run
-                from ccm.fleet.publish import RunContext, file_sha256
-
-                self.status.report = self.agent.reporter.finished(result, RunContext(
-                    self.source.shown, manifest_sha256=file_sha256(path), exit_code=1 if result.failed else 0,
-                    events=manager.session.transaction_events())).to_dict()
+            if not health_check_only and not quiet_run:   # before forget_run
+                self._publish_report(result, manager, path)
         finally:
             if drift is not None:
                 drift.after(self._top_refs, ok, only)
@@ -333,7 +329,21 @@ class Worker:
 
         if quiet and not (summary.changed_resources or summary.failed_resources):
             return summary
-        line = one_line(summary)
+        self._log_summary(one_line(summary), summary, path, health_check_only)
+        self._record_summary(summary, health_check_only)
+        return summary
+
+    def _publish_report(self, result: Any, manager: Any, path: str) -> None:
+        """The run's fleet report, when the agent has a ``report:`` publisher."""
+        if self.agent.reporter is None:
+            return
+        from ccm.fleet.publish import RunContext, file_sha256
+
+        self.status.report = self.agent.reporter.finished(result, RunContext(
+            self.source.shown, manifest_sha256=file_sha256(path), exit_code=1 if result.failed else 0,
+            events=manager.session.transaction_events())).to_dict()
+
+    def _log_summary(self, line: str, summary: Any, path: str, health_check_only: bool) -> None:
         slog = self.log.bind(healthcheck=True) if health_check_only else self.log
         if path != self.source.shown:
             slog = slog.bind(path=path)
@@ -343,6 +353,8 @@ class Worker:
             slog.error(line)
         else:
             slog.info(line)
+
+    def _record_summary(self, summary: Any, health_check_only: bool) -> None:
         counts = {k: int(getattr(summary, k)) for k in SUMMARY_FIELDS}
         if health_check_only:
             self.status.last_health_check = time.time()
@@ -353,7 +365,6 @@ class Worker:
             self.status.summary = counts
             self.status.applies += 1
             self.status.last_error = self._load_error
-        return summary
 
     def _load(self, manager: Any, path: str) -> Any:
         """Resolve the manifest to run. A local file is read and resolved at every run (it
