@@ -23,6 +23,19 @@ def summary(result):
     return {k: v for k, v in result.summary.to_dict().items() if "time" not in k and "duration" not in k}
 
 
+def tree_state(root):
+    """The files left under ``root``: each name (relative) with its text and mode."""
+    import os
+
+    out = {}
+    for dirpath, _dirs, files in os.walk(str(root)):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                out[os.path.relpath(path, str(root))] = (fh.read(), oct(os.stat(path).st_mode & 0o777))
+    return dict(sorted(out.items()))
+
+
 def log_text(root, text):
     """Log lines without runtimes, ``root`` as ROOT."""
     return re.sub(r"runtime=\S+", "", text).replace(str(root), "ROOT")

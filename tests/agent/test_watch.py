@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tests import twins
 from tests.agent.helpers import GROUP, USER, AgentProcess, free_port, wait_for, write_yaml
 
 
@@ -353,8 +354,7 @@ def _drift_twin(tmp_path, subset):
         st = agent.status()["manifests"][0]
     finally:
         agent.stop()
-    state = {p.name: (p.read_text(), oct(os.stat(p).st_mode & 0o777)) for p in sorted(out.iterdir())}
-    return state, st["summary"]["total_resources"], st["watch"]["last_drift"]["resource"].replace(str(out), "OUT")
+    return twins.tree_state(out), st["summary"]["total_resources"], st["watch"]["last_drift"]["resource"].replace(str(out), "OUT")
 
 
 def test_a_subset_repair_leaves_the_host_as_a_whole_manifest_re_apply_does(tmp_path):
