@@ -376,7 +376,7 @@ def _syntax_error(text: str, exc: Any) -> str:
 def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, Any]:
     """One pipe request -> ``{"state": event}`` or ``{"error": message}``."""
     from ccm import yamlio
-    from ccm.apply.manifest import flatten
+    from ccm.apply.flatten import flatten
     from ccm.model.events import ENSURE_REQUEST_PROTOCOL
 
     if not text.strip():

@@ -116,7 +116,7 @@ def _load(src: str, manager: Any, declared: Set[Tuple[str, str]], lenient: bool,
     """(manifest or None, problems, warnings) of one manifest. A lenient load that fails
     is done again strictly, so every problem is listed (undeclared references too)."""
     from ccm.apply import load_manifest
-    from ccm.apply.manifest import check_references
+    from ccm.apply.references import check_references
 
     session = _Declared(declared, lenient)
     manager.session = session
