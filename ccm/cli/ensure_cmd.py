@@ -207,10 +207,9 @@ def _subcommands() -> List[Tuple[str, Any]]:
 
 
 def _flags(spec: Any) -> EnsureFlags:
-    import importlib
+    from ccm.registry import import_path
 
-    module, _, attr = spec.cli_flags.partition(":")
-    flags: EnsureFlags = getattr(importlib.import_module(module), attr)
+    flags: EnsureFlags = import_path(spec.cli_flags)
     return flags
 
 

@@ -101,11 +101,11 @@ def _outside_references(manifest: Any, session: _Declared) -> List[str]:
 
 
 def _problems_of(exc: Exception) -> List[str]:
+    from ccm.apply.manifest import ManifestProblems
     from ccm.model.errors import CCMError
 
-    problems = getattr(exc, "problems", None)
-    if problems:
-        return list(problems)
+    if isinstance(exc, ManifestProblems) and exc.problems:
+        return list(exc.problems)
     if isinstance(exc, CCMError):
         return [str(exc)]
     return [f"{type(exc).__name__}: {exc}"]

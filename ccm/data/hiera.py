@@ -285,7 +285,8 @@ def validate_rules(rules: List[Rule], data: Mapping[str, Any], *, source_name: O
             continue
         if not isinstance(result, bool):
             failures.append(
-                (key, f'key "{key}" validation "{rule.expression}" failed: expected a boolean result, got {value_text(result)}')
+                (key, f'key "{key}" validation "{rule.expression}" failed: expected a boolean result, '
+                      f'got {value_text(result)}')
             )
         elif not result:
             failures.append((key, f'key "{key}" failed validation "{rule.expression}"'))
