@@ -87,7 +87,8 @@ def build_digest() -> str:
                 except OSError:
                     return ""   # cannot tell which code this is: no caching
                 listing.append(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}")
-    return "src:" + sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+    digest: str = sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+    return "src:" + digest
 
 
 # --- plain data <-> marshal -------------------------------------------------------------

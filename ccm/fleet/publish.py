@@ -81,7 +81,8 @@ def file_sha256(path: str) -> str:
                 h.update(block)
     except OSError:
         return ""
-    return h.hexdigest()
+    digest: str = h.hexdigest()
+    return digest
 
 
 class RunContext:

@@ -331,7 +331,8 @@ class WireClient:
         while True:
             kind, value = self._next_op(deadline)
             if kind == b"MSG":
-                return value
+                msg: Tuple[str, str, str, Optional[bytes], bytes] = value
+                return msg
             if kind == b"-ERR":
                 raise Refused(f"the server refused: {value}")
 
