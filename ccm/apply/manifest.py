@@ -119,17 +119,11 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
         doc = {}
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: a manifest must be a map with data, hierarchy, overrides and ccm keys")
-    for k in doc:
-        if k not in TOP_KEYS:
-            raise ManifestError(f"{path}: unknown top-level key {k!r}{did_you_mean(k, TOP_KEYS)} "
-                                f"(expected one of {', '.join(TOP_KEYS)})")
+    _refuse_unknown_keys(path, doc, TOP_KEYS, "top-level key {!r}")
     ccm_block = doc.get("ccm") or {}
     if not isinstance(ccm_block, dict):
         raise ManifestError(f"{path}: ccm must be a map")
-    for k in ccm_block:
-        if k not in CCM_KEYS:
-            raise ManifestError(f"{path}: unknown key {k!r} in ccm{did_you_mean(k, CCM_KEYS)} "
-                                f"(expected one of {', '.join(CCM_KEYS)})")
+    _refuse_unknown_keys(path, ccm_block, CCM_KEYS, "key {!r} in ccm")
     if "fail_on_error" in ccm_block and not isinstance(ccm_block["fail_on_error"], bool):
         raise ManifestError(f"{path}: ccm.fail_on_error must be a boolean")
     for k in ("pre_message", "post_message", "resources_jet_file"):
@@ -142,6 +136,14 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
         raise ManifestError(f"{path}: a manifest must contain ccm.resources, the list of resources to manage "
                             f"({found})")
     return doc, text
+
+
+def _refuse_unknown_keys(path: str, block: Dict[Any, Any], known: Tuple[str, ...], what: str) -> None:
+    """The first key of ``block`` not in ``known``, named by ``what`` (a format of the key)."""
+    for k in block:
+        if k not in known:
+            raise ManifestError(f"{path}: unknown {what.format(k)}{did_you_mean(k, known)} "
+                                f"(expected one of {', '.join(known)})")
 
 
 def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env: Mapping[str, Any]) -> ResourceEntry:
