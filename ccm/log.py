@@ -257,13 +257,19 @@ def _internal_handler() -> "logging.Handler":
     return _InternalHandler()
 
 
+def _record_kv(record: "logging.LogRecord") -> Dict[str, Any]:
+    """The ``extra={"kv": ...}`` of a record: ``logging`` sets extras as attributes of the
+    record, present only on records that were given one, so this is genuine reflection."""
+    return getattr(record, "kv", None) or {}
+
+
 def _emit_internal(record: "logging.LogRecord") -> None:
     from datetime import datetime, timezone
 
     ts = datetime.fromtimestamp(record.created, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     msg = escape_line(record.getMessage()).replace('"', '\\"')
     level = LEVEL_LABELS.get(record.levelno, "INFO")
-    extra = getattr(record, "kv", None) or {}
+    extra = _record_kv(record)
     parts = [f"level={level}", f'msg="{msg}"']
     for k, v in extra.items():
         text = escape_line(render_value(v))   # command output, names: one logfmt line, nothing to paint
@@ -306,31 +312,32 @@ class InternalLogger:
         real = self._logger(level)
         return real is not None and real.isEnabledFor(level)
 
-    def _record(self, level: int, method: str, msg: object, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
+    def _record(self, level: int, msg: object, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
         real = self._logger(level)
         if real is not None:
-            # the record names our caller's file and line, not this class
+            # the record names our caller's file and line, not this class (``Logger.log``
+            # is as deep as ``Logger.debug`` ...: the same stack level for every method)
             kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 2
-            getattr(real, method)(msg, *args, **kwargs)
+            real.log(level, msg, *args, **kwargs)
 
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
-        self._record(level, "log", level, (msg,) + args, kwargs)
+        self._record(level, msg, args, kwargs)
 
     def debug(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self._record(DEBUG, "debug", msg, args, kwargs)
+        self._record(DEBUG, msg, args, kwargs)
 
     def info(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self._record(INFO, "info", msg, args, kwargs)
+        self._record(INFO, msg, args, kwargs)
 
     def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self._record(WARN, "warning", msg, args, kwargs)
+        self._record(WARN, msg, args, kwargs)
 
     def error(self, msg: object, *args: Any, **kwargs: Any) -> None:
-        self._record(ERROR, "error", msg, args, kwargs)
+        self._record(ERROR, msg, args, kwargs)
 
     def exception(self, msg: object, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("exc_info", True)  # what Logger.exception adds to error()
-        self._record(ERROR, "error", msg, args, kwargs)
+        self._record(ERROR, msg, args, kwargs)
 
 
 def internal(name: str = "ccm") -> InternalLogger:

@@ -92,7 +92,7 @@ class TypeSpec(ValueObject):
         """The type's logic: a new one, or the one shared instance of a ``stateless`` class."""
         path, cls, shared = self._logic_class
         if cls is None or path != self.logic:
-            cls = _import(self.logic)
+            cls = import_path(self.logic)
             if not (isinstance(cls, type) and issubclass(cls, TypeLogic)):   # once per class, not per resource
                 raise TypeError(f"{self.logic} is not a TypeLogic")
             shared = cls() if cls.stateless else None
@@ -114,7 +114,9 @@ class TypeSpec(ValueObject):
         return {f.key: f for f in self.all_fields}
 
 
-def _import(path: str) -> Any:
+def import_path(path: str) -> Any:
+    """``module:attr`` (or ``module``) as the registry names its plug-ins: the one place a
+    name from data is looked up on a module (genuine reflection, not a probe)."""
     module, _, attr = path.partition(":")
     mod = importlib.import_module(module)
     return getattr(mod, attr) if attr else mod
@@ -149,7 +151,7 @@ class Registry:
                 return self._types[name]
             if name not in self._type_paths:
                 raise ValidationError(f"unknown resource type {name}")
-            spec: TypeSpec = _import(self._type_paths[name] + ":TYPE")
+            spec: TypeSpec = import_path(self._type_paths[name] + ":TYPE")
             self._types[name] = spec
             return spec
 
@@ -175,7 +177,7 @@ class Registry:
             if type_name not in self._factories:
                 spec = self.spec(type_name)
                 for path in spec.providers.values():
-                    self.register(_import(path)())
+                    self.register(import_path(path)())
             return list(self._factories.get(type_name, {}).values())
 
     def select(self, type_name: str, facts: Mapping[str, Any], props: Properties) -> ProviderFactory:

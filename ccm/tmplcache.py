@@ -114,7 +114,8 @@ def probe_path(source: str) -> Optional[Tuple[str, ...]]:
     """("Data", "by") for the expression ``Data.by`` (a plain chain of string keys from
     ``Data`` or ``Facts``: no optional link, index, call or operator); None for any other."""
     from ccm.expr.errors import ExprError
-    from ccm.expr.parser import Ident, Literal, Member, parse
+    from ccm.expr.nodes import Ident, Literal, Member
+    from ccm.expr.parser import parse
 
     try:
         node = parse(source)

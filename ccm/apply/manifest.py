@@ -9,12 +9,12 @@ import os
 
 from ccm.log import internal
 from ccm.model.errors import CCMError, ManifestError, TemplateError, ValidationError, did_you_mean
-from ccm.model.resource import REFERENCE_FIELDS, Properties, is_templated
+from ccm.model.resource import Properties, is_templated
 from ccm.model.value import ValueObject
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 log = internal("ccm.apply")
 
@@ -119,17 +119,11 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
         doc = {}
     if not isinstance(doc, dict):
         raise ManifestError(f"{path}: a manifest must be a map with data, hierarchy, overrides and ccm keys")
-    for k in doc:
-        if k not in TOP_KEYS:
-            raise ManifestError(f"{path}: unknown top-level key {k!r}{did_you_mean(k, TOP_KEYS)} "
-                                f"(expected one of {', '.join(TOP_KEYS)})")
+    _refuse_unknown_keys(path, doc, TOP_KEYS, "top-level key {!r}")
     ccm_block = doc.get("ccm") or {}
     if not isinstance(ccm_block, dict):
         raise ManifestError(f"{path}: ccm must be a map")
-    for k in ccm_block:
-        if k not in CCM_KEYS:
-            raise ManifestError(f"{path}: unknown key {k!r} in ccm{did_you_mean(k, CCM_KEYS)} "
-                                f"(expected one of {', '.join(CCM_KEYS)})")
+    _refuse_unknown_keys(path, ccm_block, CCM_KEYS, "key {!r} in ccm")
     if "fail_on_error" in ccm_block and not isinstance(ccm_block["fail_on_error"], bool):
         raise ManifestError(f"{path}: ccm.fail_on_error must be a boolean")
     for k in ("pre_message", "post_message", "resources_jet_file"):
@@ -144,81 +138,12 @@ def _read_document(path: str, text: Optional[str] = None) -> Tuple[Dict[str, Any
     return doc, text
 
 
-def flatten(items: Any, registry: Any) -> List[Tuple[int, str, Dict[str, Any]]]:
-    """The resource list -> ordered (item index, type, raw properties), defaults applied."""
-    if items is None:
-        return []
-    if not isinstance(items, list):
-        raise ManifestError("ccm.resources must be a list")
-    out: List[Tuple[int, str, Dict[str, Any]]] = []
-    for idx, item in enumerate(items, start=1):
-        where = f"invalid manifest resource {idx}"
-        if not isinstance(item, dict) or len(item) != 1:
-            raise ManifestError(f"{where}: each resource list item must be a map with exactly one type key"
-                                + _indent_hint(item, registry))
-        (type_name, block), = item.items()
-        if not registry.has_type(type_name):
-            raise ManifestError(f"{where}: unknown resource type {type_name!r}"
-                                + did_you_mean(str(type_name), registry.type_names()))
-        if isinstance(block, list) and block and all(isinstance(e, dict) for e in block):
-            defaults: Optional[Dict[str, Any]] = None
-            for element in block:
-                if len(element) != 1:
-                    raise ManifestError(f"{where}: multiple resource names found in {type_name} resource"
-                                        + _element_indent_hint(element, registry.spec(type_name)))
-                (name, props), = element.items()
-                if name == "defaults":
-                    if defaults is not None:
-                        raise ManifestError(f"{where}: multiple defaults found in {type_name} resource")
-                    if props is not None and not isinstance(props, dict):
-                        raise ManifestError(f"{where}: defaults must be a map")
-                    defaults = dict(props or {})
-            for element in block:
-                (name, props), = element.items()
-                if name == "defaults":
-                    continue
-                if props is not None and not isinstance(props, dict):
-                    raise ManifestError(f"{where} ({type_name}#{name}): properties must be a map")
-                merged = dict(defaults or {})
-                merged.update(props or {})   # a null element is treated like {} (upstream drops defaults)
-                merged["name"] = name if isinstance(name, str) else str(name)
-                out.append((idx, type_name, merged))
-        elif isinstance(block, dict):
-            out.append((idx, type_name, dict(block)))
-        else:
-            raise ManifestError(f"{where}: {type_name} must be a list of name: properties maps or a properties map")
-    return out
-
-
-def _field_keys(spec: Any) -> List[str]:
-    return [f.key for f in spec.all_fields]
-
-
-def _indent_hint(item: Any, registry: Any) -> str:
-    """``- file:`` followed by ``ensure: present`` at the level of ``file``: say so."""
-    if not isinstance(item, dict):
-        return ""
-    types = [k for k in item if isinstance(k, str) and registry.has_type(k)]
-    if len(types) != 1:
-        return ""
-    others = [k for k in item if k != types[0]]
-    fields = _field_keys(registry.spec(types[0]))
-    props = [k for k in others if k in fields]
-    if props and len(props) == len(others):
-        return (f" (hint: {', '.join(map(repr, props))} {'is a property' if len(props) == 1 else 'are properties'}"
-                f" of {types[0]}: indent {'it' if len(props) == 1 else 'them'} under {types[0]})")
-    return ""
-
-
-def _element_indent_hint(element: Any, spec: Any) -> str:
-    """``- nginx:`` followed by ``ensure: present`` at the level of the name: say so."""
-    fields = _field_keys(spec)
-    names = [k for k in element if k not in fields]
-    props = [k for k in element if k in fields]
-    if len(names) == 1 and props:
-        return (f" (hint: {', '.join(map(repr, props))} {'is a property' if len(props) == 1 else 'are properties'}"
-                f" of {names[0]!r}: indent {'it' if len(props) == 1 else 'them'} under {names[0]!r})")
-    return ""
+def _refuse_unknown_keys(path: str, block: Dict[Any, Any], known: Tuple[str, ...], what: str) -> None:
+    """The first key of ``block`` not in ``known``, named by ``what`` (a format of the key)."""
+    for k in block:
+        if k not in known:
+            raise ManifestError(f"{path}: unknown {what.format(k)}{did_you_mean(k, known)} "
+                                f"(expected one of {', '.join(known)})")
 
 
 def build_entry(manager: Any, idx: int, type_name: str, raw: Dict[str, Any], env: Mapping[str, Any]) -> ResourceEntry:
@@ -260,124 +185,6 @@ def build_entries(manager: Any, flat: List[Tuple[int, str, Dict[str, Any]]],
     return entries, problems
 
 
-def _resource_line(text: str, idx: int, raw_name: Any, occurrence: int = 0) -> Optional[int]:
-    """The 1-based line of resource list item ``idx`` (or of its ``raw_name`` element in
-    the list form), found only when an error needs it."""
-    import yaml
-
-    try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except Exception:
-        return None
-
-    def child(node: Any, key: str) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.value == key:
-                    return v
-        return None
-
-    seq = child(child(root, "ccm"), "resources")
-    if not isinstance(seq, yaml.SequenceNode) or not 0 < idx <= len(seq.value):
-        return None
-    item = seq.value[idx - 1]
-    if isinstance(item, yaml.MappingNode) and len(item.value) == 1 and isinstance(item.value[0][1], yaml.SequenceNode):
-        matches = [e for e in item.value[0][1].value if child(e, str(raw_name)) is not None]
-        if occurrence < len(matches):
-            return int(matches[occurrence].start_mark.line) + 1
-    return int(item.start_mark.line) + 1
-
-
-def check_duplicates(entries: List[Optional[ResourceEntry]], flat: List[Tuple[int, str, Dict[str, Any]]],
-                     text: str) -> List[str]:
-    """The same ``type#name`` twice (after templating and defaults): both places named."""
-    seen: Dict[str, int] = {}
-    problems: List[str] = []
-
-    def where(i: int) -> str:
-        idx, _t, raw = flat[i]
-        occurrence = sum(1 for j in range(i) if flat[j][0] == idx and flat[j][2].get("name") == raw.get("name"))
-        line = _resource_line(text, idx, raw.get("name"), occurrence)
-        return f"resource {idx}" + (f" (line {line})" if line else "")
-
-    for i, entry in enumerate(entries):
-        if entry is None or is_templated(entry.props.name):
-            continue
-        rid = entry.props.resource_id
-        if rid in seen:
-            problems.append(f"duplicate resource {rid}: declared as {where(seen[rid])} and again as {where(i)}")
-        else:
-            seen[rid] = i
-    return problems
-
-
-def _ref_fields(props: Properties) -> List[Tuple[str, str]]:
-    out = []
-    for key in REFERENCE_FIELDS:
-        refs = props.values.get(key)
-        if refs and any(f.key == key for f in props.fields):
-            for ref in refs:
-                out.append((key, ref))
-    return out
-
-
-def check_references(entries: List[Optional[ResourceEntry]], session: Any,
-                     flat: Optional[List[Tuple[int, str, Dict[str, Any]]]] = None) -> List[str]:
-    """A ``require``/``subscribe`` must name a resource declared earlier in the manifest,
-    unless the session store in use already holds it (shell sessions, nested applies).
-    Resources rejected for other reasons (``None`` entries) still count as declared, under
-    their raw name from ``flat``, so one mistake is not reported twice."""
-    from ccm.model.errors import did_you_mean
-
-    def ids(i: int, entry: Optional[ResourceEntry]) -> Tuple[str, str, str]:
-        if entry is not None:
-            return entry.props.type_name, entry.props.name, entry.props.alias
-        if flat is not None and i < len(flat):
-            raw = flat[i][2]
-            return flat[i][1], str(raw.get("name") or ""), str(raw.get("alias") or "")
-        return "", "", ""
-
-    later: Dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        t, n, a = ids(i, entry)
-        index = entry.index if entry is not None else (flat[i][0] if flat is not None and i < len(flat) else 0)
-        for key in (n, a):
-            if t and key:
-                later.setdefault(f"{t}#{key}", index)
-    # (type, name) and (type, alias) of every resource declared so far: one lookup per
-    # reference (scanning the declared list made a long require chain quadratic)
-    declared: Set[Tuple[str, str]] = set()
-    declared_names: Dict[str, List[str]] = {}   # type -> names in declaration order (did-you-mean)
-    problems: List[str] = []
-    for i, entry in enumerate(entries):
-        if entry is not None:
-            for key, ref in _ref_fields(entry.props):
-                if not isinstance(ref, str) or is_templated(ref) or "#" not in ref:
-                    continue
-                t, n = ref.split("#", 1)
-                if (t, n) in declared:
-                    continue
-                try:
-                    if session is not None and session.events_for(t, n):
-                        continue
-                except Exception:
-                    pass
-                message = (f"invalid manifest resource {entry.index} ({entry.label}): {key}: {ref!r} names a "
-                           f"resource not declared earlier in this manifest")
-                if ref in later and later[ref] >= entry.index:
-                    message += f" (it is declared later, as resource {later[ref]}: move it before this one)"
-                else:
-                    close = did_you_mean(n, declared_names.get(t, []))
-                    if close:
-                        message += close.replace("`", f"`{t}#", 1)
-                problems.append(message)
-        dt, dn, da = ids(i, entry)
-        declared.add((dt, dn))
-        declared.add((dt, da))
-        declared_names.setdefault(dt, []).append(dn)
-    return problems
-
-
 def _resolve_data(manager: Any, doc: Dict[str, Any], text: str, path: str, *,
                   hiera_source: Optional[str], overriding_data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     hiera_doc = {k: doc[k] for k in ("data", "hierarchy", "overrides") if k in doc}
@@ -410,7 +217,7 @@ def _hiera_overlay(manager: Any, source: str, facts: Any) -> Any:
 
     try:
         return resolve_source(source, facts, cwd=os.getcwd(), validate=False,
-                              kv_loader=getattr(manager, "kv_loader", None))
+                              kv_loader=manager.kv_loader)
     except CCMError as exc:
         from ccm.data.sources import hiera_flag
 
@@ -542,6 +349,9 @@ def _load_in_full(manager: Any, path: str, shown: str, text: str, tmpdir: Option
             messages[key] = render_string(text, env)
         except TemplateError as exc:
             raise ManifestError(f"{path}: invalid {key} template: {exc}") from None
+    from ccm.apply.flatten import flatten
+    from ccm.apply.references import check_duplicates, check_references
+
     try:
         flat = flatten(items, manager.registry)
     except ManifestError as exc:
@@ -587,6 +397,8 @@ def _plan_cacheable(ccm_block: Mapping[str, Any], flat: List[Tuple[int, str, Dic
         return False
     if any(is_templated(ccm_block.get(k) or "") for k in ("pre_message", "post_message")):
         return False
+    from ccm.apply.references import check_references
+
     return not check_references(list(entries), None, flat)
 
 

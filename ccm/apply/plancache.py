@@ -26,10 +26,11 @@ they read nor any fact belongs in the key; with them it stores each template's s
 parts and probe paths (``template_table``), and a run from the plan only evaluates them.
 
 Cached only: a local manifest file (not a bundle or URL), no ``resources_jet_file``, no
-template in the messages or outside ``DEFERRED`` fields of the resources, every ``require``/``subscribe`` naming a
-resource of the same manifest (not the session store), property values of plain data
-only, no secret anywhere (``holds_secret``: URL user info, a redacted field such as an
-archive's ``password`` or ``headers``, data marked ``# @sensitive``). The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
+template in the messages or outside ``DEFERRED`` fields of the resources, every
+``require``/``subscribe`` naming a resource of the same manifest (not the session store),
+property values of plain data only, no secret anywhere (``holds_secret``: URL user info, a
+redacted field such as an archive's ``password`` or ``headers``, data marked
+``# @sensitive``). The entry is ``MAGIC``, the sha256 of the payload and a marshal (version 2, no
 references: the same value always gives the same bytes) of plain data: loading it never
 runs code. Anything unexpected in an entry (truncated, corrupt, foreign, another key)
 means a full load, never an error. Not: a place for anything a run depends on.
@@ -86,7 +87,8 @@ def build_digest() -> str:
                 except OSError:
                     return ""   # cannot tell which code this is: no caching
                 listing.append(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}")
-    return "src:" + sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+    digest: str = sha256("\n".join(listing).encode("utf-8", "surrogateescape")).hexdigest()
+    return "src:" + digest
 
 
 # --- plain data <-> marshal -------------------------------------------------------------
@@ -176,7 +178,7 @@ def key(manager: Any, path: str, text: str, *, deny_apply: bool, schema: bool) -
              sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
              f"deny_apply={bool(deny_apply)}", f"schema={bool(schema)}",
              ",".join(manager.registry.type_names()),
-             ",".join(sorted(getattr(manager, "extra_template_functions", {}) or {}))]   # NATS's: the build's
+             ",".join(sorted(manager.extra_template_functions))]   # NATS's: the build's
     return PREFIX + str(sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest())
 
 

@@ -23,7 +23,7 @@ import os
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping, Tuple
+    from typing import Any, Dict, FrozenSet, List, Mapping, Tuple
 
 # The environment's functions that only read facts and data (everything else stands in).
 _PURE_FUNCTIONS = frozenset({"lookup"})
@@ -49,7 +49,7 @@ def _stand_in(name: str) -> Any:
     return call
 
 
-def trial_environment(env: Mapping[str, Any], keep: frozenset = _PURE_FUNCTIONS) -> Dict[str, Any]:
+def trial_environment(env: Mapping[str, Any], keep: FrozenSet[str] = _PURE_FUNCTIONS) -> Dict[str, Any]:
     """``env`` with every function not in ``keep`` (those doing I/O) replaced by a stand-in."""
     return {k: (_stand_in(k) if callable(v) and k not in keep else v) for k, v in env.items()}
 

@@ -125,20 +125,7 @@ def run(argv: List[str]) -> int:
     args: Any = parse(options(), argv)  # a plain command line: no argparse at all
     if args is None:
         args = parser().parse_args(argv)
-    if args.facts:
-        from ccm.cli.common import require_file
-
-        require_file(args.facts, "--facts")
-    if args.noop and args.monitor_only:
-        from ccm.model.errors import UsageError
-
-        raise UsageError("cannot set healthcheck only and noop mode at the same time")
-    if not args.manifest.strip():
-        raise ValidationError("source is required")
-    if args.checksum is not None:
-        from ccm.remote import parse_checksum
-
-        parse_checksum(args.checksum)
+    _check_args(args)
     metrics = _metrics(args.metrics_file) if args.metrics_file else None
     record = None
     if args.last_run and not args.render:
@@ -162,14 +149,7 @@ def run(argv: List[str]) -> int:
         run_opts = run_options(args, manager)
         wait = wait_lock_seconds(args.wait_lock)
         if args.render:
-            from ccm.apply import render_manifest
-
-            manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
-            try:
-                sys.stdout.write(render_manifest(manifest, manager.template_environment()) + "\n")
-                return 0
-            finally:
-                manifest.cleanup()
+            return _render(args, manager)
         from ccm import interrupt
         from ccm.locks import EXIT_LOCKED, RunLockHeld, acquire_run_lock
 
@@ -203,6 +183,36 @@ def run(argv: List[str]) -> int:
             _finish(args, record, metrics, rc, result, "", manager)
         elif failure is not None and (record is not None or metrics is not None):
             _finish(args, record, metrics, failure[0], None, failure[1])
+
+
+def _check_args(args: Any) -> None:
+    """What the command line alone can tell is wrong, before anything is built."""
+    if args.facts:
+        from ccm.cli.common import require_file
+
+        require_file(args.facts, "--facts")
+    if args.noop and args.monitor_only:
+        from ccm.model.errors import UsageError
+
+        raise UsageError("cannot set healthcheck only and noop mode at the same time")
+    if not args.manifest.strip():
+        raise ValidationError("source is required")
+    if args.checksum is not None:
+        from ccm.remote import parse_checksum
+
+        parse_checksum(args.checksum)
+
+
+def _render(args: Any, manager: Any) -> int:
+    """``--render``: the resolved manifest printed, nothing run."""
+    from ccm.apply import render_manifest
+
+    manifest = manager.load(args.manifest, hiera=args.hiera, checksum=args.checksum)
+    try:
+        sys.stdout.write(render_manifest(manifest, manager.template_environment()) + "\n")
+        return 0
+    finally:
+        manifest.cleanup()
 
 
 def _json_refusal(args: Any, exc: Exception, skipped: bool = False) -> None:

@@ -72,7 +72,10 @@ def tree(strict: bool = False) -> Node:
     commands: List[Node] = []
     for name, (module_name, summary) in COMMANDS.items():
         module = importlib.import_module(module_name)
-        build = getattr(module, "parser", None)
+        try:
+            build = module.parser
+        except AttributeError:   # a command without an argparse tree of its own
+            build = None
         aliases = tuple(a for a, target in ALIASES.items() if target == name)
         if build is None:
             if strict:

@@ -207,10 +207,9 @@ def _subcommands() -> List[Tuple[str, Any]]:
 
 
 def _flags(spec: Any) -> EnsureFlags:
-    import importlib
+    from ccm.registry import import_path
 
-    module, _, attr = spec.cli_flags.partition(":")
-    flags: EnsureFlags = getattr(importlib.import_module(module), attr)
+    flags: EnsureFlags = import_path(spec.cli_flags)
     return flags
 
 
@@ -376,7 +375,7 @@ def _syntax_error(text: str, exc: Any) -> str:
 def handle_request(manager_factory: Callable[[], Any], text: str) -> Dict[str, Any]:
     """One pipe request -> ``{"state": event}`` or ``{"error": message}``."""
     from ccm import yamlio
-    from ccm.apply.manifest import flatten
+    from ccm.apply.flatten import flatten
     from ccm.model.events import ENSURE_REQUEST_PROTOCOL
 
     if not text.strip():

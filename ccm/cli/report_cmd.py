@@ -45,7 +45,8 @@ def parser() -> ArgumentParser:
     which.add_argument("--failed", action="store_true", help="only hosts whose last run failed")
     which.add_argument("--changed", action="store_true", help="only hosts whose last run changed something")
     sp.add_argument("--stale", metavar="DURATION", help="hosts without a report for this long are stale (e.g. 2h)")
-    sp.add_argument("--label", action="append", default=[], metavar="K=V", help="only hosts with this label, repeatable")
+    sp.add_argument("--label", action="append", default=[], metavar="K=V",
+                    help="only hosts with this label, repeatable")
     out = sp.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON output")
     out.add_argument("--yaml", action="store_true", help="YAML output")

@@ -101,11 +101,11 @@ def _outside_references(manifest: Any, session: _Declared) -> List[str]:
 
 
 def _problems_of(exc: Exception) -> List[str]:
+    from ccm.apply.manifest import ManifestProblems
     from ccm.model.errors import CCMError
 
-    problems = getattr(exc, "problems", None)
-    if problems:
-        return list(problems)
+    if isinstance(exc, ManifestProblems) and exc.problems:
+        return list(exc.problems)
     if isinstance(exc, CCMError):
         return [str(exc)]
     return [f"{type(exc).__name__}: {exc}"]
@@ -116,7 +116,7 @@ def _load(src: str, manager: Any, declared: Set[Tuple[str, str]], lenient: bool,
     """(manifest or None, problems, warnings) of one manifest. A lenient load that fails
     is done again strictly, so every problem is listed (undeclared references too)."""
     from ccm.apply import load_manifest
-    from ccm.apply.manifest import check_references
+    from ccm.apply.references import check_references
 
     session = _Declared(declared, lenient)
     manager.session = session

@@ -26,7 +26,7 @@ from ccm.model.value import ValueObject
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["Rule", "Resolution", "resolve", "validate_rules", "normalize_numbers", "looks_like_json"]
 
@@ -135,19 +135,7 @@ def resolve(
     if not isinstance(document, Mapping):
         raise fail("hiera data must be a map")
     doc = normalize_numbers(document)
-    hierarchy = doc["hierarchy"] if "hierarchy" in doc else {"order": ["default"]}
-    if not isinstance(hierarchy, Mapping):
-        raise fail("hierarchy section is required")
-    order = hierarchy.get("order")
-    if not isinstance(order, list):
-        raise fail("hierarchy.order must be a list")
-    if not all(isinstance(e, str) for e in order):
-        raise fail("hierarchy.order must contain only strings")
-    overrides = doc.get("overrides")
-    if overrides is None:
-        overrides = {}
-    if not isinstance(overrides, Mapping):
-        raise fail("overrides must be a map")
+    hierarchy, order, overrides = _hierarchy_sections(doc, fail)
     raw_data = doc.get(data_key)
     has_data_map = isinstance(raw_data, Mapping)
     if raw_data is None:
@@ -158,25 +146,9 @@ def resolve(
     env = _LazyEnv(facts)
     try:
         base = _expand(raw_data, env, data_key)
-        merge = hierarchy.get("merge")
-        mode = merge.lower() if isinstance(merge, str) else "first"
-        for entry in order:
-            text, matched = _render_entry(entry, env)
-            if not matched:
-                continue
-            if has_data_map and text == data_key:
-                continue
-            candidate = overrides.get(text)
-            if not isinstance(candidate, Mapping):
-                continue
-            if mode not in ("first", "deep"):
-                raise ValidationError(f"unsupported merge mode: {merge}")
-            candidate = _expand(candidate, env, f"overrides.{text}")
-            if mode == "deep":
-                base = deep_merge(base, candidate)
-                continue
-            base = shallow_merge(base, candidate)
-            break
+        # with a data map, an entry rendering to ``data_key`` names the data itself: no override
+        skip = data_key if has_data_map else None
+        base = _apply_overrides(base, order, overrides, hierarchy.get("merge"), env, skip)
     except ValidationError as exc:
         if source_name:
             raise fail(str(exc)) from exc
@@ -190,6 +162,50 @@ def resolve(
         rules = parse_annotations(source_text, data_key)
     _register_sensitive(base, rules)
     return Resolution(data=base, rules=rules)
+
+
+def _hierarchy_sections(doc: Mapping[str, Any], fail: Callable[[str], ValidationError]
+                        ) -> Tuple[Mapping[str, Any], List[str], Mapping[str, Any]]:
+    """(hierarchy, its order, overrides) of a document, each checked for its shape."""
+    hierarchy = doc["hierarchy"] if "hierarchy" in doc else {"order": ["default"]}
+    if not isinstance(hierarchy, Mapping):
+        raise fail("hierarchy section is required")
+    order = hierarchy.get("order")
+    if not isinstance(order, list):
+        raise fail("hierarchy.order must be a list")
+    if not all(isinstance(e, str) for e in order):
+        raise fail("hierarchy.order must contain only strings")
+    overrides = doc.get("overrides")
+    if overrides is None:
+        overrides = {}
+    if not isinstance(overrides, Mapping):
+        raise fail("overrides must be a map")
+    return hierarchy, order, overrides
+
+
+def _apply_overrides(base: Any, order: List[str], overrides: Mapping[str, Any], merge: Any, env: _LazyEnv,
+                     skip: Optional[str]) -> Any:
+    """``base`` with the override of every matching hierarchy entry merged in, in order:
+    the first one only (``merge: first``) or all of them, deeply (``merge: deep``)."""
+    mode = merge.lower() if isinstance(merge, str) else "first"
+    for entry in order:
+        text, matched = _render_entry(entry, env)
+        if not matched:
+            continue
+        if text == skip:
+            continue
+        candidate = overrides.get(text)
+        if not isinstance(candidate, Mapping):
+            continue
+        if mode not in ("first", "deep"):
+            raise ValidationError(f"unsupported merge mode: {merge}")
+        candidate = _expand(candidate, env, f"overrides.{text}")
+        if mode == "deep":
+            base = deep_merge(base, candidate)
+            continue
+        base = shallow_merge(base, candidate)
+        break
+    return base
 
 
 def _register_sensitive(data: Mapping[str, Any], rules: List[Rule]) -> None:
@@ -269,7 +285,8 @@ def validate_rules(rules: List[Rule], data: Mapping[str, Any], *, source_name: O
             continue
         if not isinstance(result, bool):
             failures.append(
-                (key, f'key "{key}" validation "{rule.expression}" failed: expected a boolean result, got {value_text(result)}')
+                (key, f'key "{key}" validation "{rule.expression}" failed: expected a boolean result, '
+                      f'got {value_text(result)}')
             )
         elif not result:
             failures.append((key, f'key "{key}" failed validation "{rule.expression}"'))

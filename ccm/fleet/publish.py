@@ -64,7 +64,7 @@ def _sha256() -> Any:
     loads OpenSSL, a few ms of every cron run for one digest of a small file."""
     for name in ("_sha256", "_sha2"):
         try:
-            return getattr(__import__(name), "sha256")
+            return __import__(name).sha256
         except (ImportError, AttributeError):
             continue
     from hashlib import sha256
@@ -81,7 +81,8 @@ def file_sha256(path: str) -> str:
                 h.update(block)
     except OSError:
         return ""
-    return h.hexdigest()
+    digest: str = h.hexdigest()
+    return digest
 
 
 class RunContext:
@@ -183,7 +184,7 @@ class ReportPublisher:
         instance, mid = subjects.instance_token(hostname), subjects.manifest_id(source)
         subject = subjects.report_subject(instance, mid)
         summary = result.summary
-        start = ctx.start_ns or int(getattr(summary, "start_time_ns", 0) or 0) or time.time_ns()
+        start = ctx.start_ns or int(summary.start_time_ns or 0) or time.time_ns()
         doc = document.build(result.events if ctx.events is None else ctx.events, summary, instance=instance,
                              hostname=hostname, labels=labels, source=source, sha256=ctx.manifest_sha256,
                              start_ns=start, end_ns=ctx.end_ns or time.time_ns(), exit_code=ctx.exit_code,

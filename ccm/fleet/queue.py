@@ -30,7 +30,7 @@ MAX_FILE = 512 * 1024
 MAGIC = b"CCMREPORT1\n"
 SUFFIX = ".report"
 LOCK_WAIT = 2.0
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class QueueError(Exception):
@@ -101,7 +101,7 @@ class ReportQueue:
             except FileExistsError:
                 pass
             try:
-                dfd = os.open("reports", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                dfd = os.open("reports", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                               dir_fd=sfd)
             except OSError as exc:
                 raise QueueError(f"cannot open {self.path}: {_text(exc)}") from None
@@ -233,7 +233,7 @@ class _Lock:
         import fcntl
 
         dfd = self.queue.open()
-        self.fd = os.open(".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600,
+        self.fd = os.open(".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                           dir_fd=dfd)
         deadline = time.monotonic() + LOCK_WAIT
         while True:

@@ -99,4 +99,5 @@ def _end_ts(run: Run) -> float:
 
 
 def _source(run: Run) -> str:
-    return run.source
+    source: str = run.source
+    return source

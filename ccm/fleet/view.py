@@ -49,7 +49,7 @@ class Run:
         self.exit_code = get("exit_code", 0)
         self.noop = get("noop") is True
         counts = tuple(map(doc["summary"].get, COUNT_KEYS, _ZEROS))
-        self.counts = shared.setdefault(counts, counts)
+        self.counts: Tuple[int, ...] = shared.setdefault(counts, counts)
         resources = get("resources")
         self.error = get("error") or ""   # a manifest rejected before its run
         self.resources: Tuple[Tuple[str, str, str], ...] = ()

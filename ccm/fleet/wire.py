@@ -122,7 +122,7 @@ class WireClient:
             if ctx.cert:
                 tls.load_cert_chain(ctx.cert, ctx.key)
         except (ssl.SSLError, OSError) as exc:
-            raise Refused(f"TLS setup failed: {getattr(exc, 'strerror', None) or exc}") from None
+            raise Refused(f"TLS setup failed: {exc.strerror or exc}") from None
         return tls
 
     def _connect_one(self, url: str, deadline: float) -> None:
@@ -331,7 +331,8 @@ class WireClient:
         while True:
             kind, value = self._next_op(deadline)
             if kind == b"MSG":
-                return value
+                msg: Tuple[str, str, str, Optional[bytes], bytes] = value
+                return msg
             if kind == b"-ERR":
                 raise Refused(f"the server refused: {value}")
 

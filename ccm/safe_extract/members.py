@@ -16,7 +16,7 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Sequence, Set
+    from typing import Dict, Iterator, List, Optional, Sequence, Set
 
 KIND_TAR = "tar"
 KIND_TGZ = "tar.gz"
@@ -103,7 +103,7 @@ def _clean_name(raw: str) -> str:
     return "/".join(parts)
 
 
-def _tar_infos(tf: tarfile.TarFile, max_entries: int):
+def _tar_infos(tf: tarfile.TarFile, max_entries: int) -> Iterator[tarfile.TarInfo]:
     count = 0
     while True:
         info = tf.next()

@@ -18,7 +18,7 @@ from ccm.safe_extract.members import (DEFAULT_LIMITS, DIR, FILE, HARDLINK, KIND_
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
+    from typing import IO, Any, Callable, List, Optional, Sequence, Tuple
 
 _CHUNK = 1 << 20
 _TEMP_PREFIX = ".ccm-extract-"
@@ -63,7 +63,7 @@ def _replace_with(tmp: str, path: str) -> None:
     os.rename(tmp, path)
 
 
-def _write_file(real_dest: str, path: str, src, mode: int, budget: Optional[_Budget] = None) -> None:
+def _write_file(real_dest: str, path: str, src: IO[bytes], mode: int, budget: Optional[_Budget] = None) -> None:
     parent = os.path.dirname(path)
     _ensure_dir(real_dest, parent, 0o755)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=parent)
@@ -83,7 +83,7 @@ def _write_file(real_dest: str, path: str, src, mode: int, budget: Optional[_Bud
             os.unlink(tmp)
 
 
-def _link(real_dest: str, path: str, make) -> None:
+def _link(real_dest: str, path: str, make: Callable[..., None]) -> None:
     parent = os.path.dirname(path)
     _ensure_dir(real_dest, parent, 0o755)
     tmp = os.path.join(parent, f".{os.path.basename(path)}.{os.urandom(6).hex()}")
@@ -95,7 +95,7 @@ def _link(real_dest: str, path: str, make) -> None:
             os.unlink(tmp)
 
 
-def _open(archive: str, kind: str):
+def _open(archive: str, kind: str) -> Any:   # a ZipFile or a TarFile, by ``kind``
     try:
         if kind == KIND_ZIP:
             return zipfile.ZipFile(archive)
@@ -224,7 +224,7 @@ def _move_into_place(members: Sequence[Member], staging: str, dest: str) -> List
     return written
 
 
-def _write_members(handle, kind: str, members: Sequence[Member], dest: str,
+def _write_members(handle: Any, kind: str, members: Sequence[Member], dest: str,
                    uid: Optional[int], gid: Optional[int], budget: Optional[_Budget] = None) -> List[str]:
     real_dest = os.path.realpath(dest)
     written: List[str] = []

@@ -36,7 +36,8 @@ def validate(props: Properties) -> None:
         raise ValidationError("file path must be canonical", field="name")
     if props.get("force"):
         if ensure != "absent":
-            raise ValidationError(f"'force: true' is only valid with 'ensure: absent', got 'ensure: {ensure}'", field="force")
+            raise ValidationError(f"'force: true' is only valid with 'ensure: absent', got 'ensure: {ensure}'",
+                                  field="force")
         if name == "/":
             raise ValidationError("'force: true' cannot be used with the filesystem root", field="force")
     if props["content"] is not None and props.get("source"):

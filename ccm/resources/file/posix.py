@@ -2,8 +2,8 @@
 
 Guarantees: content is written to a temp file in the target's directory, fsynced and
 renamed over the target (atomic replace: readers see the old or the new file, never a
-partial one; a symlink at the target is replaced, never followed); ownership before mode (chown clears setuid bits); attributes are never set
-through a symlink.
+partial one; a symlink at the target is replaced, never followed); ownership before mode
+(chown clears setuid bits); attributes are never set through a symlink.
 
 Writes go through the run's write sink (``use_write_sink``, handed in by the apply flow;
 ``fsafe.DIRECT`` outside a run): ``store`` stages its temp file there. The direct sink

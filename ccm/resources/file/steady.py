@@ -3,8 +3,8 @@
 What: ``PosixFileProvider.status`` makes each state of the class ``state_class()`` gives.
 By default that is a ``SteadyObservation``: the ``FileObservation`` whose ``extra`` (the
 metadata: names, mode text, RFC 3339 mtime and the checksum, which for a file holding the
-desired bytes means hashing them) is made on first read. The file logic decides from the observed fields, so a steady ``ccm apply`` that
-keeps no status builds no metadata.
+desired bytes means hashing them) is made on first read. The file logic decides from the
+observed fields, so a steady ``ccm apply`` that keeps no status builds no metadata.
 
 ``CCM_FILE_STEADY=0`` (read when this module is imported) or ``ENABLED = False`` turns it
 off: every state is a plain ``FileObservation``, its metadata made at once.
