@@ -60,49 +60,60 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
             spaced = True
             i += 1
             continue
-        begin = i
-        if c in "\"`'":
-            kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
-            tok = _Tok("string" if kind == "string" else "number", val, i, end, spaced)
-            i = end
-        elif (c.isascii() and c.isdigit()) or (c in "+-." and i + 1 < n and (text[i + 1].isascii() and text[i + 1].isdigit())):
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "._" or
-                             (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):
-                j += 1
-            lit = text[i:j]
-            tok = _Tok("number", _parse_number(src, lit, i), i, j, spaced)
-            i = j
-        elif c == "$":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            tok = _Tok("variable", text[i:j], i, j, spaced)
-            i = j
-        elif c == "." and i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_"):
-            j = i + 2
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            tok = _Tok("field", text[i + 1:j], i, j, spaced)
-            i = j
-        elif c.isalpha() or c == "_":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            tok = _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
-            i = j
-        elif text.startswith(":=", i):
-            tok = _Tok("op", ":=", i, i + 2, spaced)
-            i += 2
-        elif c in "|()=,.":
-            tok = _Tok("op", c, i, i + 1, spaced)
-            i += 1
-        else:
-            raise src.error(f"unrecognized character in action: {c!r}", begin)
+        tok = _lex_token(src, c, i, spaced)
+        i = tok.end
         toks.append(tok)
         spaced = False
 
+
+def _is_digit(ch: str) -> bool:
+    return ch.isascii() and ch.isdigit()
+
+
+def _name_end(text: str, j: int) -> int:
+    """Where the run of letters, digits and ``_`` that starts at ``j`` ends."""
+    n = len(text)
+    while j < n and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    return j
+
+
+def _number_end(text: str, i: int) -> int:
+    """Where the number literal that starts at ``i`` ends (exponent signs included, not after 0x)."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] in "._" or
+                     (text[j] in "+-" and text[j - 1] in "eEpP"
+                      and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):
+        j += 1
+    return j
+
+
+def _lex_token(src: _Src, c: str, i: int, spaced: bool) -> _Tok:
+    """The one token that starts with ``c`` at ``i`` inside an action."""
+    text = src.text
+    n = len(text)
+    if c in "\"`'":
+        kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
+        return _Tok("string" if kind == "string" else "number", val, i, end, spaced)
+    if _is_digit(c) or (c in "+-." and i + 1 < n and _is_digit(text[i + 1])):
+        j = _number_end(text, i)
+        return _Tok("number", _parse_number(src, text[i:j], i), i, j, spaced)
+    if c == "$":
+        j = _name_end(text, i + 1)
+        return _Tok("variable", text[i:j], i, j, spaced)
+    if c == "." and i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_"):
+        j = _name_end(text, i + 2)
+        return _Tok("field", text[i + 1:j], i, j, spaced)
+    if c.isalpha() or c == "_":
+        j = _name_end(text, i + 1)
+        word = text[i:j]
+        return _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
+    if text.startswith(":=", i):
+        return _Tok("op", ":=", i, i + 2, spaced)
+    if c in "|()=,.":
+        return _Tok("op", c, i, i + 1, spaced)
+    raise src.error(f"unrecognized character in action: {c!r}", i)
 
 def _parse_number(src: _Src, lit: str, pos: int) -> Any:
     s = lit.replace("_", "")

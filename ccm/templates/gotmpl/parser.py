@@ -165,23 +165,40 @@ class _Parser:
         decl: List[str] = []
         is_assign = False
         if allow_decl and self.at("variable"):
-            # look ahead for "$x :=", "$x =", "$i, $v :="
-            save = self.t
-            names = [self.next().val]
-            while self.at("op", ",") and len(self.toks) > self.t + 1 and self.toks[self.t + 1].kind == "variable":
-                self.next()
-                names.append(self.next().val)
-            if self.at("op", ":=") or self.at("op", "="):
-                op = self.next().val
-                if len(names) > (2 if context == "range" else 1):
-                    raise self.src.error(f"too many declarations in {context}", start)
-                decl = names
-                is_assign = op == "="
-                for v in names:
-                    if is_assign and v not in self.vars:
-                        raise self.src.error(f"undefined variable {v!r}".replace("'", '"'), start)
-            else:
-                self.t = save
+            decl, is_assign = self.declarations(context, start)
+        cmds = self.commands(context, in_paren)
+        if not in_paren:
+            self.expect_end(context)
+        if not cmds:
+            raise self.src.error(f"missing value for {context}", start)
+        self.check_stages(cmds)
+        if not is_assign:
+            self.vars.extend(decl)
+        end = self.toks[self.t - 1].end if self.t else start
+        return _Pipeline(decl, is_assign, cmds, start, self.src.text[start:end])
+
+    def declarations(self, context: str, start: int) -> Tuple[List[str], bool]:
+        """The variables a pipeline declares or assigns ("$x :=", "$x =", "$i, $v :="), and
+        whether it assigns; none (the tokens left unread) when the variables are operands."""
+        save = self.t
+        names = [self.next().val]
+        while self.at("op", ",") and len(self.toks) > self.t + 1 and self.toks[self.t + 1].kind == "variable":
+            self.next()
+            names.append(self.next().val)
+        if not (self.at("op", ":=") or self.at("op", "=")):
+            self.t = save
+            return [], False
+        op = self.next().val
+        if len(names) > (2 if context == "range" else 1):
+            raise self.src.error(f"too many declarations in {context}", start)
+        is_assign = op == "="
+        for v in names:
+            if is_assign and v not in self.vars:
+                raise self.src.error(f"undefined variable {v!r}".replace("'", '"'), start)
+        return names, is_assign
+
+    def commands(self, context: str, in_paren: bool) -> List[_Command]:
+        """The commands of a pipeline, separated by ``|``."""
         cmds: List[_Command] = []
         while True:
             tok = self.peek()
@@ -194,19 +211,14 @@ class _Parser:
                     raise self.src.error("missing command after pipe", self.action_pos)
                 continue
             break
-        if not in_paren:
-            self.expect_end(context)
-        if not cmds:
-            raise self.src.error(f"missing value for {context}", start)
+        return cmds
+
+    def check_stages(self, cmds: List[_Command]) -> None:
         for later in cmds[1:]:
             first = later.args[0]
             if first.kind in ("string", "number", "bool", "nil", "dot") and not first.fields:
                 raise self.src.error(f"non executable command in pipeline stage {cmds.index(later) + 1}",
                                      first.pos)
-        if not is_assign:
-            self.vars.extend(decl)
-        end = self.toks[self.t - 1].end if self.t else start
-        return _Pipeline(decl, is_assign, cmds, start, self.src.text[start:end])
 
     def command(self, context: str, in_paren: bool) -> _Command:
         args: List[_Operand] = []

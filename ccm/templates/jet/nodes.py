@@ -217,25 +217,9 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool):
         return a == _truth(b)
     if isinstance(a, int):
-        if isinstance(b, str):
-            try:
-                return a == int(b, 10)
-            except ValueError:
-                return False
-        if is_number(b) or isinstance(b, bool):
-            return a == (int(b) if not isinstance(b, bool) else (0 if b else 1))
-        return False
+        return _int_equal(a, b)
     if isinstance(a, float):
-        if isinstance(b, bool):
-            return a == (0.0 if b else 1.0)
-        if is_number(b):
-            return a == float(b)
-        if isinstance(b, str):
-            try:
-                return a == float(b)
-            except ValueError:
-                return False
-        return False
+        return _float_equal(a, b)
     if isinstance(a, str):
         return isinstance(b, str) and a == b
     if isinstance(a, (list, tuple)):
@@ -245,6 +229,30 @@ def _equal(a: Any, b: Any) -> bool:
         return (isinstance(b, dict) and a.keys() == b.keys()
                 and all(_equal(a[k], b[k]) for k in a))
     return a is b or a == b
+
+
+def _int_equal(a: int, b: Any) -> bool:
+    if isinstance(b, str):
+        try:
+            return a == int(b, 10)
+        except ValueError:
+            return False
+    if is_number(b) or isinstance(b, bool):
+        return a == (int(b) if not isinstance(b, bool) else (0 if b else 1))
+    return False
+
+
+def _float_equal(a: float, b: Any) -> bool:
+    if isinstance(b, bool):
+        return a == (0.0 if b else 1.0)
+    if is_number(b):
+        return a == float(b)
+    if isinstance(b, str):
+        try:
+            return a == float(b)
+        except ValueError:
+            return False
+    return False
 
 
 class _Binary(_Node):
