@@ -235,14 +235,16 @@ def _numbers_of(fn: str, items: Any) -> list:
 
 
 def b_max(*args: Any) -> Any:
-    values = _numbers_of("max", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("max", list(args))
+    one_list = len(args) == 1 and isinstance(args[0], (list, tuple))
+    values = _numbers_of("max", args[0] if one_list else list(args))
     if not values:
         raise ExprError("not enough arguments to call max")
     return max(values)
 
 
 def b_min(*args: Any) -> Any:
-    values = _numbers_of("min", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("min", list(args))
+    one_list = len(args) == 1 and isinstance(args[0], (list, tuple))
+    values = _numbers_of("min", args[0] if one_list else list(args))
     if not values:
         raise ExprError("not enough arguments to call min")
     return min(values)

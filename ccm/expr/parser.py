@@ -57,6 +57,10 @@ def _describe(tok: Token) -> str:
     return f"token {tok.value!r}"
 
 
+# operator words that a map literal takes as plain keys ({in: 1})
+_WORD_OPERATORS = ("in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith")
+
+
 class Parser:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -282,7 +286,7 @@ class Parser:
         pairs: List[Tuple[Node, Node]] = []
         while not self.is_op("}"):
             tok = self.tok
-            if tok.kind in ("ident", "str", "num") or (tok.kind == "op" and tok.value in ("in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith")):
+            if tok.kind in ("ident", "str", "num") or (tok.kind == "op" and tok.value in _WORD_OPERATORS):
                 key: Node = Literal(tok.value, tok.pos)
                 self.i += 1
             elif self.is_op("("):
