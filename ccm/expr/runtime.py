@@ -14,6 +14,7 @@ from functools import lru_cache
 from ccm.expr.errors import ExprError
 from ccm.gocompat.gotypes import GoValue
 from ccm.gocompat.gotypes import type_name as go_type_name
+from ccm.gocompat.reflect import member
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -143,9 +144,9 @@ _PLAIN_TYPES = frozenset({str, int, float, bool, list, tuple, dict, bytes, bytea
 
 
 def _attribute(obj: Any, name: str) -> Any:
-    if name.startswith("_") or type(obj) in _PLAIN_TYPES:
+    if type(obj) in _PLAIN_TYPES:
         return _NO_ATTR
-    return getattr(obj, name, _NO_ATTR)
+    return member(obj, name, _NO_ATTR)
 
 
 _NO_ATTR = object()

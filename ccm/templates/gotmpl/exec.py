@@ -5,6 +5,7 @@ import inspect
 from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
+from ccm.gocompat.reflect import member
 from ccm.templates.engine_util import signature as _signature
 from ccm.templates.gotmpl.funcs import _BUILTINS, _FuncError
 from ccm.templates.gotmpl.gofunc import ArgError, GoFunc, literal_of
@@ -285,7 +286,7 @@ class _State:
             return receiver[name] if name in receiver else MISSING
         if receiver is None:
             raise self.error(f"nil pointer evaluating interface {{}}.{name}")
-        attr = getattr(receiver, name, MISSING) if not name.startswith("_") else MISSING
+        attr = member(receiver, name, MISSING)
         if attr is MISSING:
             raise self.error(f"can't evaluate field {name} in type {_go_type(receiver)}")
         if inspect.ismethod(attr) or inspect.isbuiltin(attr):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_sprint, is_number
+from ccm.gocompat.reflect import member
 from ccm.templates.jet.values import MISSING, _go_type, _truth
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -50,8 +51,10 @@ def _get_member(rt: "_Runtime", base: Any, name: Any, pos: int) -> Any:
         return base[name] if name in base else MISSING
     if base is None or base is MISSING:
         raise rt.error(f"there is no field or method '{name}' in {_go_type(base)}", pos)
-    if isinstance(name, str) and not name.startswith("_") and hasattr(base, name):
-        return getattr(base, name)
+    if isinstance(name, str):
+        value = member(base, name, MISSING)
+        if value is not MISSING:
+            return value
     raise rt.error(f"can't evaluate index {name} ({name}) in type {_go_type(base)}", pos)
 
 
@@ -115,8 +118,10 @@ class _Index(_Node):
             raise rt.error(f"{_kind(base)} index out of range (index: {i}, len: {len(base)})", self.pos)
         if base is None or base is MISSING:
             raise rt.error(f"can't index {_go_type(base)}", self.pos)
-        if isinstance(idx, str) and hasattr(base, idx) and not idx.startswith("_"):
-            return getattr(base, idx)
+        if isinstance(idx, str):
+            value = member(base, idx, MISSING)
+            if value is not MISSING:
+                return value
         raise rt.error(f"indexing is not supported in value type {_go_type(base)}", self.pos)
 
 
