@@ -25,7 +25,7 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
     Link = Union[Member, Slice, MethodCall]
 
@@ -57,7 +57,7 @@ _ARITH_HELPERS = {"-": "_sub", "*": "_mul", "/": "_div", "%": "_mod", "**": "_po
 _LOGICAL_FAMILIES = {"or": ("or", "||"), "||": ("or", "||"), "and": ("and", "&&"), "&&": ("and", "&&")}
 
 
-def _arity(fn: Callable) -> Tuple[int, Optional[int]]:
+def _arity(fn: Callable[..., Any]) -> Tuple[int, Optional[int]]:
     """(minimum, maximum or None) positional arguments of a plain Python function."""
     code = fn.__code__
     positional = code.co_argcount
@@ -96,7 +96,7 @@ class _CodeGen:
         self.namespace: Dict[str, Any] = dict(_HELPERS)
         self._const_names: Dict[Tuple[type, Any], str] = {}
         self._temps = 0
-        self.functions: set = set()
+        self.functions: Set[str] = set()
         self.variables: Dict[str, str] = {}  # variable name -> local holding env.get(name)
         self.scopes: List[Dict[str, str]] = []  # let-bound names -> their Python locals
         self.let_names: List[str] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ccm.expr.errors import ExprError
 from ccm.expr.lexer import Token, tokenize
-from ccm.expr.nodes import (  # noqa: F401 - the compiler reads the node types from here too
+from ccm.expr.nodes import (
     ArrayLit, Binary, Call, Closure, Conditional, Ident, Let, Literal, MapLit, Member, MethodCall, Node, Pointer,
     Sequence, Slice, Unary,
 )
@@ -21,6 +21,12 @@ from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple
+
+# the node types are re-exported: the compiler and the template scanners read them from here
+__all__ = [
+    "ArrayLit", "Binary", "Call", "Closure", "Conditional", "Ident", "Let", "Literal", "MapLit", "Member",
+    "MethodCall", "Node", "Parser", "Pointer", "Sequence", "Slice", "Unary", "parse",
+]
 
 BINARY = {
     "|": (0, False),

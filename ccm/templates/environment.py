@@ -19,7 +19,7 @@ from ccm.templates import gjson
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
 
@@ -27,7 +27,7 @@ __all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
 CCM_FUNCTIONS = frozenset({"lookup", "readFile", "file", "template", "jet"})
 
 
-class Environ(dict):
+class Environ(dict[str, str]):
     """Environment variables; a missing name reads as ``""`` (Go's zero string)."""
 
     def __missing__(self, key: Any) -> str:
@@ -56,7 +56,7 @@ def _snapshot(facts: Any, data: Any, environ: Any) -> Any:
 
 
 def _lookup_function(facts: Any, data: Any, environ: Any, *, missing_is_empty: bool) -> Callable[..., Any]:
-    cache: list = []
+    cache: List[Any] = []
 
     def lookup(path: Any, default: Any = None) -> Any:
         if not isinstance(path, str):

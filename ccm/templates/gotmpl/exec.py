@@ -31,7 +31,7 @@ _MAX_DEPTH = 64
 
 
 class _State:
-    def __init__(self, src: _Src, name: str, funcs: Mapping[str, Any], templates: Dict[str, list]):
+    def __init__(self, src: _Src, name: str, funcs: Mapping[str, Any], templates: Dict[str, List[Any]]):
         self.src = src
         self.name = name
         self.funcs = funcs
@@ -67,7 +67,7 @@ class _State:
         raise self.error(f"undefined variable: {name}")
 
     # -- walking
-    def walk(self, dot: Any, body: list) -> None:
+    def walk(self, dot: Any, body: List[Any]) -> None:
         for node in body:
             if isinstance(node, str):
                 self.out.append(node)
@@ -395,7 +395,7 @@ def render_go(source: str, dot: Any, *, functions: Optional[Mapping[str, Callabl
     if functions:
         funcs.update(functions)
     src = _Src(source, name)
-    templates: Dict[str, list] = {}
+    templates: Dict[str, List[Any]] = {}
     parser = _Parser(src, _lex(src, left, right), funcs, templates)
     body = parser.parse()
     templates.setdefault(name, body)

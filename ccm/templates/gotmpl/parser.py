@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class _Parser:
     def __init__(self, src: _Src, items: List[Tuple[str, Any, int]], funcs: Mapping[str, Any],
-                 templates: Dict[str, list]):
+                 templates: Dict[str, List[Any]]):
         self.src = src
         self.items = items
         self.i = 0
@@ -55,12 +55,12 @@ class _Parser:
             raise self.src.error(f"unexpected {tok.val!r} in {context}", tok.pos)
 
     # -- lists
-    def parse(self) -> list:
+    def parse(self) -> List[Any]:
         body, stop = self.parse_list(())
         return body
 
-    def parse_list(self, stops: Tuple[str, ...]) -> Tuple[list, Optional[Tuple[str, int]]]:
-        out: list = []
+    def parse_list(self, stops: Tuple[str, ...]) -> Tuple[List[Any], Optional[Tuple[str, int]]]:
+        out: List[Any] = []
         while self.i < len(self.items):
             kind, val, pos = self.items[self.i]
             self.i += 1
@@ -105,7 +105,7 @@ class _Parser:
             pipe = self.pipeline(kind, allow_decl=True)
             body, stop = self.parse_list(("end", "else"))
             assert stop is not None
-            orelse: Optional[list] = None
+            orelse: Optional[List[Any]] = None
             if kind == "range":
                 self.range_depth -= 1
             if stop[0] == "else":
@@ -139,7 +139,7 @@ class _Parser:
             self.add_template(name, body, tok.pos)
         return _TemplateCall(name, pipe, pos)
 
-    def add_template(self, name: str, body: list, pos: int) -> None:
+    def add_template(self, name: str, body: List[Any], pos: int) -> None:
         old = self.templates.get(name)
         if old is not None and not _is_empty(old) and not _is_empty(body):
             raise self.src.error(f'template: multiple definition of template "{name}"', pos)

@@ -284,8 +284,8 @@ class _Binary(_Node):
 
     def _compare(self, rt: "_Runtime", op: str, a: Any, b: Any) -> bool:
         if isinstance(a, float) or (isinstance(a, int) and not isinstance(a, bool) and isinstance(b, float)):
-            x: Any = float(a)
-            y: Any = _to_float(rt, b, self.pos)
+            x: float = float(a)
+            y: float = _to_float(rt, b, self.pos)
         elif is_number(a):
             x, y = a, _to_int(rt, b, self.pos)
         else:
@@ -381,19 +381,19 @@ class _Assign:
 
 
 class _If:
-    def __init__(self, cond: _Node, body: list, orelse: Optional[list], pos: int,
+    def __init__(self, cond: _Node, body: List[Any], orelse: Optional[List[Any]], pos: int,
                  setup: Optional[_Assign] = None):
         self.cond, self.body, self.orelse, self.pos, self.setup = cond, body, orelse, pos, setup
 
 
 class _Range:
-    def __init__(self, names: List[_Node], let: bool, expr: _Node, body: list,
-                 orelse: Optional[list], pos: int):
+    def __init__(self, names: List[_Node], let: bool, expr: _Node, body: List[Any],
+                 orelse: Optional[List[Any]], pos: int):
         self.names, self.let, self.expr, self.body, self.orelse, self.pos = names, let, expr, body, orelse, pos
 
 
 class _Try:
-    def __init__(self, body: list, err_name: Optional[str], catch: Optional[list]):
+    def __init__(self, body: List[Any], err_name: Optional[str], catch: Optional[List[Any]]):
         self.body, self.err_name, self.catch = body, err_name, catch
 
 
@@ -406,7 +406,7 @@ class _Block:
     """A block definition; ``invoke`` when it is defined in the running template."""
 
     def __init__(self, name: str, params: List[Tuple[str, Optional[_Node]]], ctx: Optional[_Node],
-                 body: list, pos: int, invoke: bool):
+                 body: List[Any], pos: int, invoke: bool):
         self.name, self.params, self.ctx, self.body, self.pos, self.invoke = name, params, ctx, body, pos, invoke
 
 

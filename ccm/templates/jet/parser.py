@@ -36,16 +36,16 @@ class _Parser:
         self.i = 0
         self.blocks: Dict[str, _Block] = {}
 
-    def parse(self) -> list:
+    def parse(self) -> List[Any]:
         body, stop = self.parse_list(())
         if stop is not None:
             kw, _, pos = stop
             raise self.src.parse_error(f"unexpected '{kw}'", pos)
         return body
 
-    def parse_list(self, stops: Sequence[str]) -> Tuple[list, Optional[Tuple[str, _ExprParser, int]]]:
+    def parse_list(self, stops: Sequence[str]) -> Tuple[List[Any], Optional[Tuple[str, _ExprParser, int]]]:
         """Statements until an action starting with a keyword in ``stops``."""
-        out: list = []
+        out: List[Any] = []
         while self.i < len(self.items):
             kind, val, pos = self.items[self.i]
             self.i += 1
@@ -147,7 +147,7 @@ class _Parser:
         body, stop = self.parse_list(("end", "else"))
         assert stop is not None
         kw, sp, spos = stop
-        orelse: Optional[list] = None
+        orelse: Optional[List[Any]] = None
         if kw == "else":
             if not sp.done() and sp.peek().is_ident("if"):  # type: ignore[union-attr]
                 sp.next()
@@ -180,7 +180,7 @@ class _Parser:
         p.expect_done("range")
         body, stop = self.parse_list(("end", "else"))
         assert stop is not None
-        orelse: Optional[list] = None
+        orelse: Optional[List[Any]] = None
         if stop[0] == "else":
             stop[1].expect_done("else")
             orelse, stop2 = self.parse_list(("end",))
@@ -195,7 +195,7 @@ class _Parser:
         body, stop = self.parse_list(("end", "catch"))
         assert stop is not None
         err_name = None
-        catch: Optional[list] = None
+        catch: Optional[List[Any]] = None
         if stop[0] == "catch":
             sp = stop[1]
             if not sp.done():

@@ -60,7 +60,7 @@ class _Runtime:
         self.scopes: List[Dict[str, Any]] = [{}]
         self.out: List[str] = []
         self.blocks = dict(blocks)
-        self.cache: Dict[str, Tuple[_Src, list, Dict[str, _Block]]] = {}
+        self.cache: Dict[str, Tuple[_Src, List[Any], Dict[str, _Block]]] = {}
         self.depth = 0
         self.signatures: Dict[Any, Any] = {}
 
@@ -148,7 +148,7 @@ class _Runtime:
         return value is not None and value is not MISSING
 
     # execution
-    def run(self, body: list) -> None:
+    def run(self, body: List[Any]) -> None:
         self.scopes.append({})
         try:
             for stmt in body:
