@@ -60,22 +60,10 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
             spaced = True
             i += 1
             continue
-        tok = _lex_token(src, c, i, spaced)
+        tok = _lex_token(src, text, c, i, spaced)
         i = tok.end
         toks.append(tok)
         spaced = False
-
-
-def _is_digit(ch: str) -> bool:
-    return ch.isascii() and ch.isdigit()
-
-
-def _name_end(text: str, j: int) -> int:
-    """Where the run of letters, digits and ``_`` that starts at ``j`` ends."""
-    n = len(text)
-    while j < n and (text[j].isalnum() or text[j] == "_"):
-        j += 1
-    return j
 
 
 def _number_end(text: str, i: int) -> int:
@@ -89,31 +77,35 @@ def _number_end(text: str, i: int) -> int:
     return j
 
 
-def _lex_token(src: _Src, c: str, i: int, spaced: bool) -> _Tok:
-    """The one token that starts with ``c`` at ``i`` inside an action."""
-    text = src.text
-    n = len(text)
+def _lex_token(src: _Src, text: str, c: str, i: int, spaced: bool) -> _Tok:
+    """The one token that starts with ``c`` at ``i`` inside an action (``text`` is ``src.text``)."""
     if c in "\"`'":
         kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
         return _Tok("string" if kind == "string" else "number", val, i, end, spaced)
-    if _is_digit(c) or (c in "+-." and i + 1 < n and _is_digit(text[i + 1])):
+    if (c.isascii() and c.isdigit()) or (c in "+-." and text[i + 1:i + 2].isdigit() and text[i + 1].isascii()):
         j = _number_end(text, i)
         return _Tok("number", _parse_number(src, text[i:j], i), i, j, spaced)
-    if c == "$":
-        j = _name_end(text, i + 1)
-        return _Tok("variable", text[i:j], i, j, spaced)
-    if c == "." and i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_"):
-        j = _name_end(text, i + 2)
-        return _Tok("field", text[i + 1:j], i, j, spaced)
-    if c.isalpha() or c == "_":
-        j = _name_end(text, i + 1)
-        word = text[i:j]
-        return _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
+    if c == "$" or c.isalpha() or c == "_" or (c == "." and (text[i + 1:i + 2].isalpha() or text[i + 1:i + 2] == "_")):
+        return _lex_name(text, c, i, spaced)
     if text.startswith(":=", i):
         return _Tok("op", ":=", i, i + 2, spaced)
     if c in "|()=,.":
         return _Tok("op", c, i, i + 1, spaced)
     raise src.error(f"unrecognized character in action: {c!r}", i)
+
+def _lex_name(text: str, c: str, i: int, spaced: bool) -> _Tok:
+    """A ``$variable``, a ``.field``, a keyword or an identifier: a run of letters, digits and ``_``."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    if c == "$":
+        return _Tok("variable", text[i:j], i, j, spaced)
+    if c == ".":
+        return _Tok("field", text[i + 1:j], i, j, spaced)
+    word = text[i:j]
+    return _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
+
 
 def _parse_number(src: _Src, lit: str, pos: int) -> Any:
     s = lit.replace("_", "")

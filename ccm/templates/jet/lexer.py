@@ -99,37 +99,36 @@ def _tokenize_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[
         if c in _WS:
             i += 1
             continue
-        tok, i = _lex_token(src, c, i)
+        tok, i = _lex_token(src, text, c, i)
         toks.append(tok)
 
 
-def _name_end(text: str, j: int) -> int:
-    """Where the run of letters, digits and ``_`` that starts at ``j`` ends."""
-    n = len(text)
-    while j < n and (text[j].isalnum() or text[j] == "_"):
-        j += 1
-    return j
-
-
-def _lex_token(src: _Src, c: str, i: int) -> Tuple[_Tok, int]:
-    """The one token that starts with ``c`` at ``i`` inside an action, and where it ends."""
-    text = src.text
+def _lex_token(src: _Src, text: str, c: str, i: int) -> Tuple[_Tok, int]:
+    """The one token that starts with ``c`` at ``i`` inside an action (``text`` is ``src.text``),
+    and where it ends."""
     if c in "\"`'":
         kind, literal, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.parse_error)
         return _Tok(_STR if kind == "string" else _NUM, literal, i), end
     if c.isascii() and c.isdigit():
         return _number_token(src, i)
-    if c.isalpha() or c == "_":
-        j = _name_end(text, i + 1)
-        return _Tok(_IDENT, text[i:j], i), j
-    if c == "." and i + 1 < len(text) and (text[i + 1].isalpha() or text[i + 1] == "_"):
-        j = _name_end(text, i + 2)
-        return _Tok(_FIELD, text[i + 1:j], i), j
+    if c.isalpha() or c == "_" or (c == "." and (text[i + 1:i + 2].isalpha() or text[i + 1:i + 2] == "_")):
+        return _lex_name(text, c, i)
     if text[i:i + 2] in _OPS2:
         return _Tok(_OP, text[i:i + 2], i), i + 2
     if c in _OPS1:
         return _Tok(_OP, c, i), i + 1
     raise src.parse_error(f"unrecognized character in action: {c!r}", i)
+
+
+def _lex_name(text: str, c: str, i: int) -> Tuple[_Tok, int]:
+    """An identifier or a ``.field``: a run of letters, digits and ``_``."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    if c == ".":
+        return _Tok(_FIELD, text[i + 1:j], i), j
+    return _Tok(_IDENT, text[i:j], i), j
 
 
 def _number_token(src: _Src, i: int) -> Tuple[_Tok, int]:
