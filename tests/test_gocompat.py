@@ -1,4 +1,4 @@
-"""ccm.gocompat: the one place Go's fmt/strconv/json/time rules live."""
+"""ccm.gocompat: the one place Go's fmt/strconv/json/time/reflect rules live."""
 from __future__ import annotations
 
 import pytest
@@ -56,3 +56,23 @@ def test_rfc3339_dates_are_the_calendar_gmtime_gives():
         tm = time.gmtime(secs)
         assert civil_date(secs // 86400) == tuple(tm[:3]), secs
         assert rfc3339(secs * 10**9 + 7) == "%d-%02d-%02dT%02d:%02d:%02d.000000007Z" % tm[:6], secs
+
+
+def test_reflect_member_reaches_public_fields_and_methods_only():
+    from ccm.gocompat.reflect import has_field, member
+
+    class Value:
+        Name = "web"
+
+        def Method(self):
+            return 1
+
+        _secret = "no"
+
+    absent = object()
+    assert member(Value(), "Name", absent) == "web"
+    assert member(Value(), "Method", absent)() == 1
+    assert member(Value(), "_secret", absent) is absent
+    assert member(Value(), "__class__", absent) is absent
+    assert member(Value(), "Missing", absent) is absent
+    assert has_field(Value(), "Name") and has_field(Value(), "_secret") and not has_field(Value(), "Missing")

@@ -27,7 +27,7 @@ SUBSET_ENV = "CCM_WATCH_SUBSET"   # "0": a drift re-apply runs the whole manifes
 RUN_LOCK_WAIT = 30.0   # seconds an apply waits for another ccm run to finish, then is skipped
 
 
-class StoppableResources(list):   # of any items
+class StoppableResources(list["Any"]):   # the string: typing is not imported at run time
     """A manifest's resource list whose iteration ends when ``stop`` is set."""
 
     def __init__(self, items: List[Any], stop: threading.Event):

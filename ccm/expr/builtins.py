@@ -29,11 +29,11 @@ def _need_str(fn: str, value: Any) -> str:
 
 
 def _need_int(fn: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise ExprError(f"invalid argument for {fn} (type {type_name(value)})")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise ExprError(f"invalid argument for {fn} (type {type_name(value)})")
 
 
 def b_len(value: Any) -> int:
@@ -53,18 +53,18 @@ def b_lower(s: Any) -> str:
 
 
 def b_trim(s: Any, cutset: Any = None) -> str:
-    s = _need_str("trim", s)
-    return s.strip() if cutset is None else s.strip(_need_str("trim", cutset))
+    text = _need_str("trim", s)
+    return text.strip() if cutset is None else text.strip(_need_str("trim", cutset))
 
 
 def b_trim_prefix(s: Any, prefix: Any = " ") -> str:
-    s, prefix = _need_str("trimPrefix", s), _need_str("trimPrefix", prefix)
-    return s[len(prefix):] if prefix and s.startswith(prefix) else s
+    text, start = _need_str("trimPrefix", s), _need_str("trimPrefix", prefix)
+    return text[len(start):] if start and text.startswith(start) else text
 
 
 def b_trim_suffix(s: Any, suffix: Any = " ") -> str:
-    s, suffix = _need_str("trimSuffix", s), _need_str("trimSuffix", suffix)
-    return s[:-len(suffix)] if suffix and s.endswith(suffix) else s
+    text, end = _need_str("trimSuffix", s), _need_str("trimSuffix", suffix)
+    return text[:-len(end)] if end and text.endswith(end) else text
 
 
 def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
@@ -75,38 +75,38 @@ def b_split(s: Any, sep: Any, n: Any = -1) -> List[str]:
 
 def b_join(items: Any, sep: Any = "") -> str:
     from ccm.gocompat.fmt import go_sprint
-    sep = _need_str("join", sep)
-    return sep.join(x if isinstance(x, str) else go_sprint(x) for x in _need_list("join", items))
+    joiner = _need_str("join", sep)
+    return joiner.join(x if isinstance(x, str) else go_sprint(x) for x in _need_list("join", items))
 
 
 def b_replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
-    s, old, new = _need_str("replace", s), _need_str("replace", old), _need_str("replace", new)
-    if len(new) > len(old):
+    text, before, after = _need_str("replace", s), _need_str("replace", old), _need_str("replace", new)
+    if len(after) > len(before):
         from ccm.expr import limits
 
-        hits = s.count(old) if old else len(s) + 1
-        limits.check_string_size("replace", len(s) + hits * (len(new) - len(old)))
-    return s.replace(old, new, _need_int("replace", n))
+        hits = text.count(before) if before else len(text) + 1
+        limits.check_string_size("replace", len(text) + hits * (len(after) - len(before)))
+    return text.replace(before, after, _need_int("replace", n))
 
 
 def b_repeat(s: Any, n: Any) -> str:
-    s, n = _need_str("repeat", s), _need_int("repeat", n)
-    if n < 0:
+    text, count = _need_str("repeat", s), _need_int("repeat", n)
+    if count < 0:
         raise ExprError("strings: negative Repeat count")
     from ccm.expr import limits
 
-    limits.check_string_size("repeat", len(s) * n)
-    return s * n
+    limits.check_string_size("repeat", len(text) * count)
+    return text * count
 
 
 def b_index_of(s: Any, sub: Any) -> int:
-    s, sub = _need_str("indexOf", s), _need_str("indexOf", sub)
-    return s.encode("utf-8").find(sub.encode("utf-8"))  # byte offset, like Go
+    text, part = _need_str("indexOf", s), _need_str("indexOf", sub)
+    return text.encode("utf-8").find(part.encode("utf-8"))  # byte offset, like Go
 
 
 def b_last_index_of(s: Any, sub: Any) -> int:
-    s, sub = _need_str("lastIndexOf", s), _need_str("lastIndexOf", sub)
-    return s.encode("utf-8").rfind(sub.encode("utf-8"))
+    text, part = _need_str("lastIndexOf", s), _need_str("lastIndexOf", sub)
+    return text.encode("utf-8").rfind(part.encode("utf-8"))
 
 
 def b_has_prefix(s: Any, prefix: Any) -> bool:
@@ -167,13 +167,13 @@ def _kind(value: Any) -> str:
     return "invalid" if value is None else type_name(value)
 
 
-def b_keys(m: Any) -> list:
+def b_keys(m: Any) -> List[Any]:
     if not isinstance(m, Mapping):
         raise ExprError(f"cannot get keys from {_kind(m)}")
     return sorted(m, key=str)
 
 
-def b_values(m: Any) -> list:
+def b_values(m: Any) -> List[Any]:
     if not isinstance(m, Mapping):
         raise ExprError(f"cannot get values from {_kind(m)}")
     return [m[k] for k in sorted(m, key=str)]
@@ -189,27 +189,27 @@ def b_last(items: Any) -> Any:
     return items[-1] if items else None
 
 
-def b_reverse(items: Any) -> list:
+def b_reverse(items: Any) -> List[Any]:
     return list(reversed(_need_list("reverse", items)))
 
 
-def b_uniq(items: Any) -> list:
-    out: list = []
+def b_uniq(items: Any) -> List[Any]:
+    out: List[Any] = []
     for item in _need_list("uniq", items):
         if not any(equal(item, seen) for seen in out):
             out.append(item)
     return out
 
 
-def b_concat(*lists: Any) -> list:
-    out: list = []
+def b_concat(*lists: Any) -> List[Any]:
+    out: List[Any] = []
     for items in lists:
         out.extend(_need_list("concat", items))
     return out
 
 
-def b_flatten(items: Any) -> list:
-    out: list = []
+def b_flatten(items: Any) -> List[Any]:
+    out: List[Any] = []
     for item in _need_list("flatten", items):
         if isinstance(item, (list, tuple)):
             out.extend(b_flatten(item))
@@ -218,7 +218,7 @@ def b_flatten(items: Any) -> list:
     return out
 
 
-def b_sort(items: Any, order: Any = "asc") -> list:
+def b_sort(items: Any, order: Any = "asc") -> List[Any]:
     items = _need_list("sort", items)
     try:
         return sorted(items, reverse=(order == "desc"))
@@ -226,7 +226,7 @@ def b_sort(items: Any, order: Any = "asc") -> list:
         raise ExprError("sort: cannot compare mixed types") from None
 
 
-def _numbers_of(fn: str, items: Any) -> list:
+def _numbers_of(fn: str, items: Any) -> List[Any]:
     values = _need_list(fn, items)
     for v in values:
         if not is_number(v):
@@ -235,20 +235,22 @@ def _numbers_of(fn: str, items: Any) -> list:
 
 
 def b_max(*args: Any) -> Any:
-    values = _numbers_of("max", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("max", list(args))
+    one_list = len(args) == 1 and isinstance(args[0], (list, tuple))
+    values = _numbers_of("max", args[0] if one_list else list(args))
     if not values:
         raise ExprError("not enough arguments to call max")
     return max(values)
 
 
 def b_min(*args: Any) -> Any:
-    values = _numbers_of("min", args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else _numbers_of("min", list(args))
+    one_list = len(args) == 1 and isinstance(args[0], (list, tuple))
+    values = _numbers_of("min", args[0] if one_list else list(args))
     if not values:
         raise ExprError("not enough arguments to call min")
     return min(values)
 
 
-def b_sum(items: Any, pred: Optional[Callable] = None) -> Any:
+def b_sum(items: Any, pred: Optional[Callable[..., Any]] = None) -> Any:
     values = _need_list("sum", items)
     if pred is not None:
         values = [pred(v, i) for i, v in enumerate(values)]

@@ -25,7 +25,9 @@ from ccm.model.errors import CCMError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
+
+    Link = Union[Member, Slice, MethodCall]
 
 BUILTIN_FUNCTIONS: FrozenSet[str] = frozenset(BUILTINS)
 # what a did-you-mean may offer: not the validator functions, which upstream has only
@@ -52,9 +54,10 @@ _ORDER_HELPERS = {"<": "_lt", ">": "_gt", "<=": "_le", ">=": "_ge"}
 _STRING_HELPERS = {"contains": "_contains", "startsWith": "_starts", "endsWith": "_ends",
                    "matches": "_matches"}
 _ARITH_HELPERS = {"-": "_sub", "*": "_mul", "/": "_div", "%": "_mod", "**": "_pow", "^": "_pow"}
+_LOGICAL_FAMILIES = {"or": ("or", "||"), "||": ("or", "||"), "and": ("and", "&&"), "&&": ("and", "&&")}
 
 
-def _arity(fn: Callable) -> Tuple[int, Optional[int]]:
+def _arity(fn: Callable[..., Any]) -> Tuple[int, Optional[int]]:
     """(minimum, maximum or None) positional arguments of a plain Python function."""
     code = fn.__code__
     positional = code.co_argcount
@@ -93,7 +96,7 @@ class _CodeGen:
         self.namespace: Dict[str, Any] = dict(_HELPERS)
         self._const_names: Dict[Tuple[type, Any], str] = {}
         self._temps = 0
-        self.functions: set = set()
+        self.functions: Set[str] = set()
         self.variables: Dict[str, str] = {}  # variable name -> local holding env.get(name)
         self.scopes: List[Dict[str, str]] = []  # let-bound names -> their Python locals
         self.let_names: List[str] = []
@@ -198,17 +201,17 @@ class _CodeGen:
         return f"(({local} := {value}), {body})[1]"
 
     def chain(self, node: Node, safe: bool) -> str:
-        links: List[Node] = []
+        links: List[Link] = []
         while isinstance(node, (Member, Slice, MethodCall)):
             links.append(node)
             node = node.obj
         links.reverse()
         return self.links(self.gen(node, safe), links, 0, safe)
 
-    def links(self, code: str, links: List[Node], start: int, safe: bool) -> str:
+    def links(self, code: str, links: List[Link], start: int, safe: bool) -> str:
         for i in range(start, len(links)):
             link = links[i]
-            if getattr(link, "optional", False) or safe:
+            if link.optional or safe:
                 # a nil before an optional link ends the whole chain with nil
                 tmp = self.temp()
                 rest = self.links(self.link(tmp, link), links, i + 1, safe)
@@ -216,7 +219,7 @@ class _CodeGen:
             code = self.link(code, link)
         return code
 
-    def link(self, code: str, link: Node) -> str:
+    def link(self, code: str, link: Link) -> str:
         if isinstance(link, Member):
             key = link.key
             if isinstance(key, Literal) and isinstance(key.value, str) and not self.inline:
@@ -249,41 +252,73 @@ class _CodeGen:
         return f"_fn(env, {self.const(name)})({args})"
 
     def binary(self, node: Binary, safe: bool) -> str:
-        op, left, right = node.op, node.left, node.right
-        if op in ("or", "||", "and", "&&"):
-            # a flat "a and b and c" instead of nested parentheses keeps long
-            # chains inside CPython's nesting limit
-            family = ("or", "||") if op in ("or", "||") else ("and", "&&")
-            operands: List[Node] = [right]
-            while isinstance(left, Binary) and left.op in family:
-                operands.append(left.right)
-                left = left.left
-            operands.append(left)
-            joiner = " or " if family[0] == "or" else " and "
-            return "(" + joiner.join(self.boolean(o) for o in reversed(operands)) + ")"
+        op = node.op
+        if op in _LOGICAL_FAMILIES:
+            return self.logical(node)
         if op in ("==", "!="):
-            if isinstance(left, Literal) and left.value is None:
-                code = f"({self.gen(right)} is None)"
-            elif isinstance(right, Literal) and right.value is None:
-                code = f"({self.gen(left)} is None)"
-            elif _is_str_literal(left) or _is_str_literal(right):
-                code = f"({self.gen(left)} == {self.gen(right)})"
-            else:
-                code = f"_eq({self.gen(left)}, {self.gen(right)})"
-            return f"(not {code})" if op == "!=" else code
+            return self.equality(node)
         if op in _ORDER_HELPERS:
-            if _is_number_literal(right) or _is_str_literal(right) or _is_number_literal(left) or _is_str_literal(left):
-                # Python raises TypeError for mismatched kinds; run() rewords it
-                return f"({self.gen(left)} {op} {self.gen(right)})"
-            return f"{_ORDER_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"
+            return self.ordering(node)
+        if op == "+" or op in _ARITH_HELPERS:
+            return self.arithmetic(node)
+        if op in _STRING_HELPERS:
+            return self.string_op(node)
+        return self.other_binary(node)
+
+    def logical(self, node: Binary) -> str:
+        # a flat "a and b and c" instead of nested parentheses keeps long
+        # chains inside CPython's nesting limit
+        family = _LOGICAL_FAMILIES[node.op]
+        left = node.left
+        operands: List[Node] = [node.right]
+        while isinstance(left, Binary) and left.op in family:
+            operands.append(left.right)
+            left = left.left
+        operands.append(left)
+        joiner = " or " if family[0] == "or" else " and "
+        return "(" + joiner.join(self.boolean(o) for o in reversed(operands)) + ")"
+
+    def equality(self, node: Binary) -> str:
+        left, right = node.left, node.right
+        if isinstance(left, Literal) and left.value is None:
+            code = f"({self.gen(right)} is None)"
+        elif isinstance(right, Literal) and right.value is None:
+            code = f"({self.gen(left)} is None)"
+        elif _is_str_literal(left) or _is_str_literal(right):
+            code = f"({self.gen(left)} == {self.gen(right)})"
+        else:
+            code = f"_eq({self.gen(left)}, {self.gen(right)})"
+        return f"(not {code})" if node.op == "!=" else code
+
+    def ordering(self, node: Binary) -> str:
+        op, left, right = node.op, node.left, node.right
+        if _is_number_literal(right) or _is_str_literal(right) or _is_number_literal(left) or _is_str_literal(left):
+            # Python raises TypeError for mismatched kinds; run() rewords it
+            return f"({self.gen(left)} {op} {self.gen(right)})"
+        return f"{_ORDER_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"
+
+    def arithmetic(self, node: Binary) -> str:
+        op, left, right = node.op, node.left, node.right
         if op == "+":
             if _is_str_literal(left) or _is_str_literal(right):
                 return f"({self.gen(left)} + {self.gen(right)})"
             return self.int_fast_path("+", "_add", left, right)
         if op in ("-", "*"):
             return self.int_fast_path(op, _ARITH_HELPERS[op], left, right)
-        if op in _ARITH_HELPERS:
-            return f"{_ARITH_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"
+        return f"{_ARITH_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"
+
+    def string_op(self, node: Binary) -> str:
+        op, right = node.op, node.right
+        if op == "matches" and _is_str_literal(right):
+            try:
+                rt.regex(right.value)  # type: ignore[attr-defined]  # a Literal, checked above
+            except ExprError as err:
+                raise self.error(err.message, right) from None
+        code = f"{_STRING_HELPERS[op]}({self.gen(node.left)}, {self.gen(right)})"
+        return f"(not {code})" if node.negate else code
+
+    def other_binary(self, node: Binary) -> str:
+        op, left, right = node.op, node.left, node.right
         if op == "??":
             tmp = self.temp()
             return f"({self.gen(right)} if ({tmp} := {self.gen(left, safe=True)}) is None else {tmp})"
@@ -291,14 +326,6 @@ class _CodeGen:
             return f"_elvis({self.gen(left)}, {self.gen(right)})"
         if op == "in":
             code = f"_in({self.gen(left)}, {self.gen(right)})"
-            return f"(not {code})" if node.negate else code
-        if op in _STRING_HELPERS:
-            if op == "matches" and _is_str_literal(right):
-                try:
-                    rt.regex(right.value)  # type: ignore[attr-defined]  # a Literal, checked above
-                except ExprError as err:
-                    raise self.error(err.message, right) from None
-            code = f"{_STRING_HELPERS[op]}({self.gen(left)}, {self.gen(right)})"
             return f"(not {code})" if node.negate else code
         if op == "..":
             return f"_range({self.gen(left)}, {self.gen(right)})"

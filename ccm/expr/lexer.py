@@ -14,7 +14,9 @@ from ccm.expr.errors import ExprError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List
+    from typing import Any, Callable, List, Tuple
+
+    Fail = Callable[[str, int], ExprError]  # makes the error for a message at a position
 
 WORD_OPERATORS = frozenset(
     {"and", "or", "not", "in", "matches", "contains", "startsWith", "endsWith"}
@@ -102,7 +104,7 @@ def _leading_dot_number(source: str, i: int, tokens: List[Token]) -> bool:
     return prev.kind == "op" and prev.value not in (")", "]", "}")
 
 
-def _skip_comment(source: str, i: int, fail) -> int:
+def _skip_comment(source: str, i: int, fail: Fail) -> int:
     if source[i + 1] == "/":
         end = source.find("\n", i)
         return len(source) if end < 0 else end + 1
@@ -112,7 +114,7 @@ def _skip_comment(source: str, i: int, fail) -> int:
     return end + 2
 
 
-def _scan_number(source: str, i: int, fail) -> tuple:
+def _scan_number(source: str, i: int, fail: Fail) -> Tuple[Any, ...]:
     n = len(source)
     start = i
     if source[i] == "0" and i + 1 < n and source[i + 1] in "xXoObB":
@@ -148,7 +150,7 @@ def _scan_number(source: str, i: int, fail) -> tuple:
     return i, (float(text) if is_float else int(text))
 
 
-def _scan_quoted(source: str, i: int, fail) -> tuple:
+def _scan_quoted(source: str, i: int, fail: Fail) -> Tuple[Any, ...]:
     quote = source[i]
     start = i
     i += 1

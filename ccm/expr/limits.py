@@ -25,6 +25,7 @@ import threading
 import importlib
 import sys
 
+from ccm.expr.errors import ExprError
 from ccm.typing_guard import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 # Python 3.11+ moved the regex parser (and deprecated the old name)
 _sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
-
-from ccm.expr.errors import ExprError
 
 T = TypeVar("T")
 

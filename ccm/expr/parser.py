@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ccm.expr.errors import ExprError
 from ccm.expr.lexer import Token, tokenize
-from ccm.expr.nodes import (  # noqa: F401 - the compiler reads the node types from here too
+from ccm.expr.nodes import (
     ArrayLit, Binary, Call, Closure, Conditional, Ident, Let, Literal, MapLit, Member, MethodCall, Node, Pointer,
     Sequence, Slice, Unary,
 )
@@ -21,6 +21,12 @@ from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple
+
+# the node types are re-exported: the compiler and the template scanners read them from here
+__all__ = [
+    "ArrayLit", "Binary", "Call", "Closure", "Conditional", "Ident", "Let", "Literal", "MapLit", "Member",
+    "MethodCall", "Node", "Parser", "Pointer", "Sequence", "Slice", "Unary", "parse",
+]
 
 BINARY = {
     "|": (0, False),
@@ -55,6 +61,10 @@ def _describe(tok: Token) -> str:
     if tok.kind == "pointer":
         return f"token #{tok.value}"
     return f"token {tok.value!r}"
+
+
+# operator words that a map literal takes as plain keys ({in: 1})
+_WORD_OPERATORS = ("in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith")
 
 
 class Parser:
@@ -282,7 +292,7 @@ class Parser:
         pairs: List[Tuple[Node, Node]] = []
         while not self.is_op("}"):
             tok = self.tok
-            if tok.kind in ("ident", "str", "num") or (tok.kind == "op" and tok.value in ("in", "not", "and", "or", "matches", "contains", "startsWith", "endsWith")):
+            if tok.kind in ("ident", "str", "num") or (tok.kind == "op" and tok.value in _WORD_OPERATORS):
                 key: Node = Literal(tok.value, tok.pos)
                 self.i += 1
             elif self.is_op("("):

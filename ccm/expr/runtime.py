@@ -14,10 +14,11 @@ from functools import lru_cache
 from ccm.expr.errors import ExprError
 from ccm.gocompat.gotypes import GoValue
 from ccm.gocompat.gotypes import type_name as go_type_name
+from ccm.gocompat.reflect import member
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, List, Tuple
 
 
 def type_name(value: Any) -> str:
@@ -40,14 +41,14 @@ def truth(value: Any) -> bool:
     raise ExprError(f"expected bool, but got {type_name(value)}")
 
 
-def variable(env: Mapping, name: str) -> Any:
+def variable(env: Mapping[str, Any], name: str) -> Any:
     try:
         return env[name]
     except KeyError:
         raise ExprError(f"unknown name {name}") from None
 
 
-def let_check(env: Mapping, names: tuple) -> None:
+def let_check(env: Mapping[str, Any], names: Tuple[Any, ...]) -> None:
     """A ``let`` may not shadow a variable or function of the environment (expr-lang
     refuses that when compiling against the environment; ours is known at run time)."""
     for name in names:
@@ -55,11 +56,12 @@ def let_check(env: Mapping, names: tuple) -> None:
             raise ExprError(f"cannot redeclare {name}")
 
 
-def function(env: Mapping, name: str) -> Callable:
+def function(env: Mapping[str, Any], name: str) -> Callable[..., Any]:
     fn = env.get(name) if isinstance(env, Mapping) else None
     if fn is None or not callable(fn):
         raise ExprError(f"unknown function {name}")
-    return fn
+    found: Callable[..., Any] = fn
+    return found
 
 
 def fetch(obj: Any, key: Any) -> Any:
@@ -131,9 +133,8 @@ def slice_of(obj: Any, lo: Any, hi: Any) -> Any:
 def _slice_bound(value: Any, length: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ExprError(f"invalid slice index type {type_name(value)}")
-    if value < 0:
-        value += length
-    return max(0, min(value, length))
+    index: int = value + length if value < 0 else value
+    return max(0, min(index, length))
 
 
 # Plain data types expose no Python attributes or methods to expressions
@@ -143,9 +144,9 @@ _PLAIN_TYPES = frozenset({str, int, float, bool, list, tuple, dict, bytes, bytea
 
 
 def _attribute(obj: Any, name: str) -> Any:
-    if name.startswith("_") or type(obj) in _PLAIN_TYPES:
+    if type(obj) in _PLAIN_TYPES:
         return _NO_ATTR
-    return getattr(obj, name, _NO_ATTR)
+    return member(obj, name, _NO_ATTR)
 
 
 _NO_ATTR = object()
@@ -166,7 +167,10 @@ def call_method(obj: Any, name: str, *args: Any) -> Any:
     return target(*args)
 
 
-def equal(a: Any, b: Any) -> bool:
+# equal, the comparisons and startsWith/endsWith below return what Python's operator gives
+# for the checked operands (a bool for every value expressions make), annotated ``Any`` for
+# the checker: a conversion or a cast would cost every evaluation a call.
+def equal(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return a is b
     ta, tb = type(a), type(b)
@@ -228,12 +232,12 @@ def mul(a: Any, b: Any) -> Any:
 
 def div(a: Any, b: Any) -> float:
     _numbers("/", a, b)
-    a, b = float(a), float(b)
-    if b == 0.0:
-        if a == 0.0 or math.isnan(a):
+    x, y = float(a), float(b)
+    if y == 0.0:
+        if x == 0.0 or math.isnan(x):
             return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
 
 
 def mod(a: Any, b: Any) -> int:
@@ -241,7 +245,7 @@ def mod(a: Any, b: Any) -> int:
         raise ExprError(f"invalid operation: % (mismatched types {type_name(a)} and {type_name(b)})")
     if b == 0:
         raise ExprError("integer divide by zero")
-    r = abs(a) % abs(b)  # Go truncates: the remainder takes the dividend's sign
+    r: int = abs(a) % abs(b)  # Go truncates: the remainder takes the dividend's sign
     return -r if a < 0 else r
 
 
@@ -271,22 +275,22 @@ def compare_error(op: str, a: Any, b: Any) -> ExprError:
     return ExprError(f"invalid operation: {op} (mismatched types {type_name(a)} and {type_name(b)})")
 
 
-def less(a: Any, b: Any) -> bool:
+def less(a: Any, b: Any) -> Any:
     _ordered("<", a, b)
     return a < b
 
 
-def greater(a: Any, b: Any) -> bool:
+def greater(a: Any, b: Any) -> Any:
     _ordered(">", a, b)
     return a > b
 
 
-def less_eq(a: Any, b: Any) -> bool:
+def less_eq(a: Any, b: Any) -> Any:
     _ordered("<=", a, b)
     return a <= b
 
 
-def greater_eq(a: Any, b: Any) -> bool:
+def greater_eq(a: Any, b: Any) -> Any:
     _ordered(">=", a, b)
     return a >= b
 
@@ -325,18 +329,18 @@ def str_contains(a: Any, b: Any) -> bool:
     return b in a
 
 
-def starts_with(a: Any, b: Any) -> bool:
+def starts_with(a: Any, b: Any) -> Any:
     _strings("startsWith", a, b)
     return a.startswith(b)
 
 
-def ends_with(a: Any, b: Any) -> bool:
+def ends_with(a: Any, b: Any) -> Any:
     _strings("endsWith", a, b)
     return a.endswith(b)
 
 
 @lru_cache(maxsize=512)
-def regex(pattern: str) -> "re.Pattern":
+def regex(pattern: str) -> "re.Pattern[str]":
     from ccm.expr import limits
 
     try:
@@ -354,7 +358,7 @@ def matches(a: Any, b: Any) -> bool:
     return limits.bounded_search(regex(b), a) is not None
 
 
-def int_range(a: Any, b: Any) -> list:
+def int_range(a: Any, b: Any) -> List[Any]:
     for v in (a, b):
         if isinstance(v, bool) or not isinstance(v, int):
             raise ExprError(f"invalid operation: .. (mismatched types {type_name(a)} and {type_name(b)})")

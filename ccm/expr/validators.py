@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Optional, Union
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
-_DEC_FLOAT = re.compile(r"[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9]+)?\Z")
+_DEC_FLOAT = re.compile(r"[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)"
+                        r"(?:[eE][+-]?[0-9]+)?\Z")
 _HEX_FLOAT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+\Z")
 _SPECIAL_FLOAT = re.compile(r"[+-]?(?:inf|infinity|nan)\Z", re.IGNORECASE)
 _DURATION_PART = re.compile(r"[0-9.]+[a-zA-Z]+")

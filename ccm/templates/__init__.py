@@ -22,6 +22,6 @@ from ccm.templates.scan import (
 )
 
 __all__ = [
-    "CCM_FUNCTIONS", "Environ", "check_template", "functions_called", "go_sprint", "has_expressions", "hiera_environment",
-    "make_environment", "render_match", "render_string", "render_typed", "render_value",
+    "CCM_FUNCTIONS", "Environ", "check_template", "functions_called", "go_sprint", "has_expressions",
+    "hiera_environment", "make_environment", "render_match", "render_string", "render_typed", "render_value",
 ]

@@ -19,7 +19,7 @@ from ccm.templates import gjson
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
 
@@ -27,7 +27,7 @@ __all__ = ["CCM_FUNCTIONS", "Environ", "make_environment", "hiera_environment"]
 CCM_FUNCTIONS = frozenset({"lookup", "readFile", "file", "template", "jet"})
 
 
-class Environ(dict):
+class Environ(dict[str, str]):
     """Environment variables; a missing name reads as ``""`` (Go's zero string)."""
 
     def __missing__(self, key: Any) -> str:
@@ -56,7 +56,7 @@ def _snapshot(facts: Any, data: Any, environ: Any) -> Any:
 
 
 def _lookup_function(facts: Any, data: Any, environ: Any, *, missing_is_empty: bool) -> Callable[..., Any]:
-    cache: list = []
+    cache: List[Any] = []
 
     def lookup(path: Any, default: Any = None) -> Any:
         if not isinstance(path, str):
@@ -112,55 +112,13 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
     }
 
     def read_file(*args: Any) -> str:
-        if len(args) != 1:
-            raise ExprError("readFile requires a string argument")
-        path = args[0]
-        if not isinstance(path, str):
-            raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
-        full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
-        from ccm.readfile import ReadError, open_regular, read_bytes
-
-        try:
-            os.close(open_regular(full, "readFile"))
-        except ReadError:
-            try:
-                os.stat(full)
-            except OSError as err:
-                raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
-        try:
-            return read_bytes(full, "readFile").decode("utf-8", "replace")
-        except ReadError as err:
-            raise ExprError(f'failed to read file "{path}": {err.message}') from None
+        return _read_file(wd, args)
 
     def jet(*args: Any) -> str:
-        if len(args) not in (1, 3):
-            raise ExprError("jet requires 1 or 3 arguments")
-        for arg, what in zip(args, ("template body", "left delimiter", "right delimiter")):
-            if not isinstance(arg, str):
-                from ccm.model.kinds import type_name
-
-                raise ExprError(f"jet requires a string argument for {what}, not {type_name(arg)}")
-        body = args[0]
-        left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
-        if body.endswith(".jet"):
-            body = read_file(body)
-        from ccm.templates.jet import render_jet  # the Jet engine is only loaded when used
-        # Jet sees facts/data/environ in both spellings and every function but
-        # jet itself (spec §4); "." is the whole environment ([[ .Data.x ]])
-        names = {k: v for k, v in env.items() if k != "jet"}
-        names.update(facts=env["Facts"], data=env["Data"], environ=env["Environ"])
-        return render_jet(body, names, functions=names, left=left, right=right, context=env)
+        return _jet(env, read_file, args)
 
     def template(*args: Any) -> Any:
-        if len(args) != 1 or not isinstance(args[0], str):
-            raise ExprError("template requires a string argument")
-        source = args[0]
-        if source.endswith(".jet"):
-            return jet(source)
-        if source.endswith(".templ"):
-            return _render_checked(read_file(source), env)
-        _refuse_file_name(source, wd)
-        return _render_checked(source, env)
+        return _template(env, wd, read_file, jet, args)
 
     env["lookup"] = _lookup_function(facts, data, dict(env_vars), missing_is_empty=False)
     env["readFile"] = read_file
@@ -170,6 +128,64 @@ def make_environment(*, facts: Optional[Mapping[str, Any]], data: Optional[Mappi
     if functions:
         env.update(functions)
     return env
+
+
+def _read_file(wd: str, args: Tuple[Any, ...]) -> str:
+    """The ``readFile``/``file`` function: a regular file, relative to the working dir."""
+    if len(args) != 1:
+        raise ExprError("readFile requires a string argument")
+    path = args[0]
+    if not isinstance(path, str):
+        raise ExprError(f"readFile: path must be a string, not {type(path).__name__}")
+    full = path if os.path.isabs(path) else os.path.join(wd or os.getcwd(), path)
+    from ccm.readfile import ReadError, open_regular, read_bytes
+
+    try:
+        os.close(open_regular(full, "readFile"))
+    except ReadError:
+        try:
+            os.stat(full)
+        except OSError as err:
+            raise ExprError(f'failed to read file "{path}": working dir: "{wd}": {_go_error(err, full)}') from None
+    try:
+        return read_bytes(full, "readFile").decode("utf-8", "replace")
+    except ReadError as err:
+        raise ExprError(f'failed to read file "{path}": {err.message}') from None
+
+
+def _jet(env: Dict[str, Any], read_file: Callable[..., str], args: Tuple[Any, ...]) -> str:
+    """The ``jet`` function: a Jet body (or a ``.jet`` file) rendered with the environment."""
+    if len(args) not in (1, 3):
+        raise ExprError("jet requires 1 or 3 arguments")
+    for arg, what in zip(args, ("template body", "left delimiter", "right delimiter")):
+        if not isinstance(arg, str):
+            from ccm.model.kinds import type_name
+
+            raise ExprError(f"jet requires a string argument for {what}, not {type_name(arg)}")
+    body = args[0]
+    left, right = (args[1], args[2]) if len(args) == 3 else ("[[", "]]")
+    if body.endswith(".jet"):
+        body = read_file(body)
+    from ccm.templates.jet import render_jet  # the Jet engine is only loaded when used
+    # Jet sees facts/data/environ in both spellings and every function but
+    # jet itself (spec §4); "." is the whole environment ([[ .Data.x ]])
+    names = {k: v for k, v in env.items() if k != "jet"}
+    names.update(facts=env["Facts"], data=env["Data"], environ=env["Environ"])
+    return render_jet(body, names, functions=names, left=left, right=right, context=env)
+
+
+def _template(env: Dict[str, Any], wd: str, read_file: Callable[..., str], jet: Callable[..., str],
+              args: Tuple[Any, ...]) -> Any:
+    """The ``template`` function: an inline template, a ``.templ`` file or a ``.jet`` file."""
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise ExprError("template requires a string argument")
+    source = args[0]
+    if source.endswith(".jet"):
+        return jet(source)
+    if source.endswith(".templ"):
+        return _render_checked(read_file(source), env)
+    _refuse_file_name(source, wd)
+    return _render_checked(source, env)
 
 
 def _refuse_file_name(source: str, wd: Optional[str]) -> None:

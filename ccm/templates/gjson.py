@@ -10,6 +10,7 @@ operators ``== != < <= > >= % !%``. Not supported: modifiers (``@reverse``),
 from __future__ import annotations
 
 import json
+import operator
 import re
 from functools import lru_cache
 from typing import NamedTuple
@@ -17,7 +18,7 @@ from typing import NamedTuple
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["get"]
 
@@ -66,12 +67,7 @@ def _walk(value: Any, parts: Tuple[_Part, ...], i: int) -> Any:
                 return _MISSING
             if i + 1 == len(parts):
                 return len(value)
-            out = []
-            for item in value:
-                res = _walk(item, parts, i + 1)
-                if res is not _MISSING:
-                    out.append(res)
-            return out
+            return _walk_each(value, parts, i + 1)
         else:
             if not isinstance(value, list):
                 return _MISSING
@@ -81,12 +77,7 @@ def _walk(value: Any, parts: Tuple[_Part, ...], i: int) -> Any:
                 matched = [item for item in value if _matches(item, query)]
                 if i + 1 == len(parts):
                     return matched
-                out = []
-                for item in matched:
-                    res = _walk(item, parts, i + 1)
-                    if res is not _MISSING:
-                        out.append(res)
-                return out
+                return _walk_each(matched, parts, i + 1)
             for item in value:
                 if _matches(item, query):
                     value = item
@@ -95,6 +86,16 @@ def _walk(value: Any, parts: Tuple[_Part, ...], i: int) -> Any:
                 return _MISSING
         i += 1
     return value
+
+
+def _walk_each(items: List[Any], parts: Tuple[_Part, ...], i: int) -> List[Any]:
+    """The rest of the path from each item, leaving out the items it does not reach."""
+    out = []
+    for item in items:
+        res = _walk(item, parts, i)
+        if res is not _MISSING:
+            out.append(res)
+    return out
 
 
 def _child(value: Any, part: _Part) -> Any:
@@ -133,27 +134,24 @@ def _matches(item: Any, query: _Query) -> bool:
         if op == "!=":
             return target is not want
         return False
-    # like gjson, a value of another kind never matches, not even with "!="
+    if _other_kind(target, want):
+        return False
+    compare = _COMPARISONS.get(op)
+    return compare(target, want) if compare is not None else False
+
+
+def _other_kind(target: Any, want: Any) -> bool:
+    """Like gjson, a value of another kind never matches, not even with "!="."""
     if isinstance(want, str):
-        if not isinstance(target, str):
-            return False
-    elif isinstance(want, (int, float)):
-        if isinstance(target, bool) or not isinstance(target, (int, float)):
-            return False
-    if op == "==":
-        return target == want
-    if op == "!=":
-        return target != want
-    if op == "<":
-        return target < want
-    if op == "<=":
-        return target <= want
-    if op == ">":
-        return target > want
-    if op == ">=":
-        return target >= want
+        return not isinstance(target, str)
+    if isinstance(want, (int, float)):
+        return isinstance(target, bool) or not isinstance(target, (int, float))
     return False
 
+
+_COMPARISONS: Dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
 
 def _pattern_match(text: str, pattern: str) -> bool:
     # gjson patterns know only * and ? (with \ escapes); translate to a regex

@@ -21,7 +21,7 @@ from ccm.tmplcache import TABLE, ProbedEnvironment, probe_path
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, List, Optional, Tuple, Union
+    from typing import Any, FrozenSet, List, Optional, Set, Tuple, Union
 
     Part = Union[str, "Expression"]
 
@@ -143,11 +143,11 @@ def has_expressions(text: str) -> bool:
     return any(isinstance(p, Expression) for p in scan(text))
 
 
-def functions_called(text: str) -> frozenset:
+def functions_called(text: str) -> FrozenSet[str]:
     """Names of the functions every expression in ``text`` calls (compiles, never runs)."""
     if "{{" not in text and "${" not in text:
         return frozenset()
-    names: set = set()
+    names: Set[str] = set()
     for part in scan(text):
         if isinstance(part, Expression):
             names |= compile_expr(part.source).function_names

@@ -5,6 +5,7 @@ import inspect
 from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
+from ccm.gocompat.reflect import member
 from ccm.templates.engine_util import signature as _signature
 from ccm.templates.gotmpl.funcs import _BUILTINS, _FuncError
 from ccm.templates.gotmpl.gofunc import ArgError, GoFunc, literal_of
@@ -30,7 +31,7 @@ _MAX_DEPTH = 64
 
 
 class _State:
-    def __init__(self, src: _Src, name: str, funcs: Mapping[str, Any], templates: Dict[str, list]):
+    def __init__(self, src: _Src, name: str, funcs: Mapping[str, Any], templates: Dict[str, List[Any]]):
         self.src = src
         self.name = name
         self.funcs = funcs
@@ -66,7 +67,7 @@ class _State:
         raise self.error(f"undefined variable: {name}")
 
     # -- walking
-    def walk(self, dot: Any, body: list) -> None:
+    def walk(self, dot: Any, body: List[Any]) -> None:
         for node in body:
             if isinstance(node, str):
                 self.out.append(node)
@@ -285,7 +286,7 @@ class _State:
             return receiver[name] if name in receiver else MISSING
         if receiver is None:
             raise self.error(f"nil pointer evaluating interface {{}}.{name}")
-        attr = getattr(receiver, name, MISSING) if not name.startswith("_") else MISSING
+        attr = member(receiver, name, MISSING)
         if attr is MISSING:
             raise self.error(f"can't evaluate field {name} in type {_go_type(receiver)}")
         if inspect.ismethod(attr) or inspect.isbuiltin(attr):
@@ -394,7 +395,7 @@ def render_go(source: str, dot: Any, *, functions: Optional[Mapping[str, Callabl
     if functions:
         funcs.update(functions)
     src = _Src(source, name)
-    templates: Dict[str, list] = {}
+    templates: Dict[str, List[Any]] = {}
     parser = _Parser(src, _lex(src, left, right), funcs, templates)
     body = parser.parse()
     templates.setdefault(name, body)

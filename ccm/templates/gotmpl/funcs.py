@@ -59,9 +59,8 @@ def _lt(a: Any, b: Any) -> bool:
         raise _FuncError("invalid type for comparison")
     if ka != kb:
         raise _FuncError("incompatible types for comparison")
-    if ka == "string":
-        return a.encode("utf-8") < b.encode("utf-8")
-    return a < b
+    less: bool = a.encode("utf-8") < b.encode("utf-8") if ka == "string" else a < b
+    return less
 
 
 def _le(a: Any, b: Any) -> bool:

@@ -60,48 +60,51 @@ def _lex_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[List[
             spaced = True
             i += 1
             continue
-        begin = i
-        if c in "\"`'":
-            kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
-            tok = _Tok("string" if kind == "string" else "number", val, i, end, spaced)
-            i = end
-        elif (c.isascii() and c.isdigit()) or (c in "+-." and i + 1 < n and (text[i + 1].isascii() and text[i + 1].isdigit())):
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] in "._" or
-                             (text[j] in "+-" and text[j - 1] in "eEpP" and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):
-                j += 1
-            lit = text[i:j]
-            tok = _Tok("number", _parse_number(src, lit, i), i, j, spaced)
-            i = j
-        elif c == "$":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            tok = _Tok("variable", text[i:j], i, j, spaced)
-            i = j
-        elif c == "." and i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_"):
-            j = i + 2
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            tok = _Tok("field", text[i + 1:j], i, j, spaced)
-            i = j
-        elif c.isalpha() or c == "_":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            tok = _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
-            i = j
-        elif text.startswith(":=", i):
-            tok = _Tok("op", ":=", i, i + 2, spaced)
-            i += 2
-        elif c in "|()=,.":
-            tok = _Tok("op", c, i, i + 1, spaced)
-            i += 1
-        else:
-            raise src.error(f"unrecognized character in action: {c!r}", begin)
+        tok = _lex_token(src, text, c, i, spaced)
+        i = tok.end
         toks.append(tok)
         spaced = False
+
+
+def _number_end(text: str, i: int) -> int:
+    """Where the number literal that starts at ``i`` ends (exponent signs included, not after 0x)."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] in "._" or
+                     (text[j] in "+-" and text[j - 1] in "eEpP"
+                      and not text[i:j].lower().startswith(("0x", "-0x", "+0x")))):
+        j += 1
+    return j
+
+
+def _lex_token(src: _Src, text: str, c: str, i: int, spaced: bool) -> _Tok:
+    """The one token that starts with ``c`` at ``i`` inside an action (``text`` is ``src.text``)."""
+    if c in "\"`'":
+        kind, val, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.error)
+        return _Tok("string" if kind == "string" else "number", val, i, end, spaced)
+    if (c.isascii() and c.isdigit()) or (c in "+-." and text[i + 1:i + 2].isdigit() and text[i + 1].isascii()):
+        j = _number_end(text, i)
+        return _Tok("number", _parse_number(src, text[i:j], i), i, j, spaced)
+    if c == "$" or c.isalpha() or c == "_" or (c == "." and (text[i + 1:i + 2].isalpha() or text[i + 1:i + 2] == "_")):
+        return _lex_name(text, c, i, spaced)
+    if text.startswith(":=", i):
+        return _Tok("op", ":=", i, i + 2, spaced)
+    if c in "|()=,.":
+        return _Tok("op", c, i, i + 1, spaced)
+    raise src.error(f"unrecognized character in action: {c!r}", i)
+
+def _lex_name(text: str, c: str, i: int, spaced: bool) -> _Tok:
+    """A ``$variable``, a ``.field``, a keyword or an identifier: a run of letters, digits and ``_``."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    if c == "$":
+        return _Tok("variable", text[i:j], i, j, spaced)
+    if c == ".":
+        return _Tok("field", text[i + 1:j], i, j, spaced)
+    word = text[i:j]
+    return _Tok("keyword" if word in _KEYWORDS else "identifier", word, i, j, spaced)
 
 
 def _parse_number(src: _Src, lit: str, pos: int) -> Any:

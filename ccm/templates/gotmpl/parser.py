@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class _Parser:
     def __init__(self, src: _Src, items: List[Tuple[str, Any, int]], funcs: Mapping[str, Any],
-                 templates: Dict[str, list]):
+                 templates: Dict[str, List[Any]]):
         self.src = src
         self.items = items
         self.i = 0
@@ -55,12 +55,12 @@ class _Parser:
             raise self.src.error(f"unexpected {tok.val!r} in {context}", tok.pos)
 
     # -- lists
-    def parse(self) -> list:
+    def parse(self) -> List[Any]:
         body, stop = self.parse_list(())
         return body
 
-    def parse_list(self, stops: Tuple[str, ...]) -> Tuple[list, Optional[Tuple[str, int]]]:
-        out: list = []
+    def parse_list(self, stops: Tuple[str, ...]) -> Tuple[List[Any], Optional[Tuple[str, int]]]:
+        out: List[Any] = []
         while self.i < len(self.items):
             kind, val, pos = self.items[self.i]
             self.i += 1
@@ -105,7 +105,7 @@ class _Parser:
             pipe = self.pipeline(kind, allow_decl=True)
             body, stop = self.parse_list(("end", "else"))
             assert stop is not None
-            orelse: Optional[list] = None
+            orelse: Optional[List[Any]] = None
             if kind == "range":
                 self.range_depth -= 1
             if stop[0] == "else":
@@ -139,7 +139,7 @@ class _Parser:
             self.add_template(name, body, tok.pos)
         return _TemplateCall(name, pipe, pos)
 
-    def add_template(self, name: str, body: list, pos: int) -> None:
+    def add_template(self, name: str, body: List[Any], pos: int) -> None:
         old = self.templates.get(name)
         if old is not None and not _is_empty(old) and not _is_empty(body):
             raise self.src.error(f'template: multiple definition of template "{name}"', pos)
@@ -165,23 +165,40 @@ class _Parser:
         decl: List[str] = []
         is_assign = False
         if allow_decl and self.at("variable"):
-            # look ahead for "$x :=", "$x =", "$i, $v :="
-            save = self.t
-            names = [self.next().val]
-            while self.at("op", ",") and len(self.toks) > self.t + 1 and self.toks[self.t + 1].kind == "variable":
-                self.next()
-                names.append(self.next().val)
-            if self.at("op", ":=") or self.at("op", "="):
-                op = self.next().val
-                if len(names) > (2 if context == "range" else 1):
-                    raise self.src.error(f"too many declarations in {context}", start)
-                decl = names
-                is_assign = op == "="
-                for v in names:
-                    if is_assign and v not in self.vars:
-                        raise self.src.error(f"undefined variable {v!r}".replace("'", '"'), start)
-            else:
-                self.t = save
+            decl, is_assign = self.declarations(context, start)
+        cmds = self.commands(context, in_paren)
+        if not in_paren:
+            self.expect_end(context)
+        if not cmds:
+            raise self.src.error(f"missing value for {context}", start)
+        self.check_stages(cmds)
+        if not is_assign:
+            self.vars.extend(decl)
+        end = self.toks[self.t - 1].end if self.t else start
+        return _Pipeline(decl, is_assign, cmds, start, self.src.text[start:end])
+
+    def declarations(self, context: str, start: int) -> Tuple[List[str], bool]:
+        """The variables a pipeline declares or assigns ("$x :=", "$x =", "$i, $v :="), and
+        whether it assigns; none (the tokens left unread) when the variables are operands."""
+        save = self.t
+        names = [self.next().val]
+        while self.at("op", ",") and len(self.toks) > self.t + 1 and self.toks[self.t + 1].kind == "variable":
+            self.next()
+            names.append(self.next().val)
+        if not (self.at("op", ":=") or self.at("op", "=")):
+            self.t = save
+            return [], False
+        op = self.next().val
+        if len(names) > (2 if context == "range" else 1):
+            raise self.src.error(f"too many declarations in {context}", start)
+        is_assign = op == "="
+        for v in names:
+            if is_assign and v not in self.vars:
+                raise self.src.error(f"undefined variable {v!r}".replace("'", '"'), start)
+        return names, is_assign
+
+    def commands(self, context: str, in_paren: bool) -> List[_Command]:
+        """The commands of a pipeline, separated by ``|``."""
         cmds: List[_Command] = []
         while True:
             tok = self.peek()
@@ -194,19 +211,14 @@ class _Parser:
                     raise self.src.error("missing command after pipe", self.action_pos)
                 continue
             break
-        if not in_paren:
-            self.expect_end(context)
-        if not cmds:
-            raise self.src.error(f"missing value for {context}", start)
+        return cmds
+
+    def check_stages(self, cmds: List[_Command]) -> None:
         for later in cmds[1:]:
             first = later.args[0]
             if first.kind in ("string", "number", "bool", "nil", "dot") and not first.fields:
                 raise self.src.error(f"non executable command in pipeline stage {cmds.index(later) + 1}",
                                      first.pos)
-        if not is_assign:
-            self.vars.extend(decl)
-        end = self.toks[self.t - 1].end if self.t else start
-        return _Pipeline(decl, is_assign, cmds, start, self.src.text[start:end])
 
     def command(self, context: str, in_paren: bool) -> _Command:
         args: List[_Operand] = []

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SPRIG", "ROWS"]
 
-ROWS = (sprig_strings.ROWS + sprig_case.ROWS + sprig_convert.ROWS + sprig_math.ROWS + sprig_lists.ROWS + sprig_defaults.ROWS + sprig_dates.ROWS
-        + sprig_misc.ROWS + sprig_crypto.ROWS)
+ROWS = (sprig_strings.ROWS + sprig_case.ROWS + sprig_convert.ROWS + sprig_math.ROWS + sprig_lists.ROWS
+        + sprig_defaults.ROWS + sprig_dates.ROWS + sprig_misc.ROWS + sprig_crypto.ROWS)
 
 SPRIG: Dict[str, GoFunc] = table(ROWS)

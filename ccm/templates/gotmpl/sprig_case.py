@@ -14,7 +14,7 @@ from ccm.templates.gotmpl.sprig_strings import GO_SPACE
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import List
+    from typing import Any, List, Tuple
 
 
 def go_upper(s: str) -> str:
@@ -93,7 +93,7 @@ def _cjk(ch: str) -> bool:
     return 0x4E00 <= o <= 0x9FCC or 0x3400 <= o <= 0x4D85 or 0x20000 <= o <= 0x2B81D
 
 
-def _next_word(s: str) -> tuple:
+def _next_word(s: str) -> Tuple[Any, ...]:
     """(kind, word, rest) as xstrings' ``nextWord`` splits ``HTTPServer2xx``."""
     if not s:
         return "invalid", "", ""
@@ -186,16 +186,19 @@ def _cased(s: str, c: str) -> str:
     return "".join(out)
 
 
+def _connector(ch: str) -> bool:
+    return _word_kind(ch) == "connector"
+
+
 def camelcase(s: str) -> str:
     """xstrings ``ToPascalCase``: ``http_server`` -> ``HttpServer`` (other letters kept)."""
     if not s:
         return ""
-    conn = lambda ch: _word_kind(ch) == "connector"   # noqa: E731
     out: List[str] = []
     i, r0 = 0, ""
     while i < len(s):
         r0, i = s[i], i + 1
-        if not conn(r0):
+        if not _connector(r0):
             r0 = go_upper(r0)
             break
         out.append(r0)
@@ -203,10 +206,10 @@ def camelcase(s: str) -> str:
         return "".join(out) + r0   # (a string of connectors gets its last one twice, as in Go)
     while i < len(s):
         r1, r0, i = r0, s[i], i + 1
-        if conn(r0) and conn(r1):
+        if _connector(r0) and _connector(r1):
             out.append(r1)
             continue
-        if conn(r1):
+        if _connector(r1):
             r0 = go_upper(r0)
         else:
             out.append(r1)

@@ -127,7 +127,8 @@ def _concat(*lists: Any) -> List[Any]:
 def _chunk(size: int, v: Any) -> List[List[Any]]:
     items = _items("chunk", v)
     if size <= 0:
-        raise FuncError("runtime error: integer divide by zero" if size == 0 else "runtime error: makeslice: len out of range")
+        reason = "integer divide by zero" if size == 0 else "makeslice: len out of range"
+        raise FuncError(f"runtime error: {reason}")
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 

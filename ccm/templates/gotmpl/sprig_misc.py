@@ -20,7 +20,7 @@ from ccm.templates.gotmpl.values import FuncError
 from ccm.typing_guard import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List
+    from typing import Any, Callable, Dict, List, Tuple
 
 
 # -- regex ------------------------------------------------------------------------------
@@ -48,7 +48,7 @@ def _bounded(pattern: str, text: str, run: Callable[[Any], Any]) -> Any:
     return limits.bounded(lambda: run(rx), pattern, len(text))
 
 
-def _must_compile_panic(err: FuncError, args: tuple) -> Any:
+def _must_compile_panic(err: FuncError, args: Tuple[Any, ...]) -> Any:
     """``regexp.MustCompile``'s panic text, what the plain regex functions report."""
     pattern = args[0]
     shown = f"`{pattern}`" if "`" not in pattern and pattern.isprintable() else quote(pattern)
@@ -61,7 +61,7 @@ def _replace(pattern: str, s: str, repl: str, literal: bool) -> str:
     from ccm.expr import limits
     from ccm.gocompat import regexp as goregexp
 
-    result = _bounded(pattern, s, lambda rx: goregexp.replace_all(rx, s, repl, literal))
+    result: str = _bounded(pattern, s, lambda rx: goregexp.replace_all(rx, s, repl, literal))
     limits.check_string_size("regexReplaceAll", len(result))
     return result
 
@@ -112,7 +112,7 @@ def ext(p: str) -> str:
 
 # -- OS ---------------------------------------------------------------------------------
 
-def _shell_name(s: str) -> tuple:
+def _shell_name(s: str) -> Tuple[Any, ...]:
     """(name, width) after a ``$``, as Go's ``os.Expand`` reads it."""
     special = "*#$@!?-0123456789"
     if s[0] == "{":

@@ -39,7 +39,7 @@ class _Action:
 class _Branch:
     """if / with / range."""
 
-    def __init__(self, kind: str, pipe: _Pipeline, body: list, orelse: Optional[list], pos: int):
+    def __init__(self, kind: str, pipe: _Pipeline, body: List[Any], orelse: Optional[List[Any]], pos: int):
         self.kind, self.pipe, self.body, self.orelse, self.pos = kind, pipe, body, orelse, pos
 
 
@@ -53,5 +53,5 @@ class _LoopControl:
         self.kind, self.pos = kind, pos
 
 
-def _is_empty(body: list) -> bool:
+def _is_empty(body: List[Any]) -> bool:
     return all(isinstance(n, str) and not n.strip() for n in body)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from ccm.gocompat.fmt import go_type_name, is_number
+from ccm.gocompat.fmt import go_type_name
 from ccm.model.errors import TemplateError
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -65,7 +65,7 @@ def truth(v: Any) -> bool:
         return False
     if isinstance(v, bool):
         return v
-    if is_number(v):
+    if isinstance(v, (int, float)):  # a number: bools returned above
         return v != 0
     if isinstance(v, (str, list, tuple, dict, bytes)):
         return len(v) > 0

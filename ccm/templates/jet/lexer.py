@@ -99,49 +99,56 @@ def _tokenize_action(src: _Src, start: int, open_pos: int, right: str) -> Tuple[
         if c in _WS:
             i += 1
             continue
-        if c in "\"`'":
-            kind, literal, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.parse_error)
-            toks.append(_Tok(_STR if kind == "string" else _NUM, literal, i))
-            i = end
-        elif (c.isascii() and c.isdigit()):
-            j = _scan_number(text, i)
-            lit = text[i:j].replace("_", "")
-            try:
-                if lit.lower().startswith("0x"):
-                    val: Any = int(lit, 16)
-                elif any(ch in lit for ch in ".eE"):
-                    val = float(lit)
-                elif len(lit) > 1 and lit.startswith("0"):
-                    val = int(lit, 8)
-                else:
-                    val = int(lit)
-            except ValueError:
-                raise src.parse_error(f"bad number syntax: {text[i:j]!r}", i) from None
-            if j < n and (text[j].isalpha() or text[j] == "_"):
-                raise src.parse_error(f"bad number syntax: {text[i:j + 1]!r}", i)
-            toks.append(_Tok(_NUM, val, i))
-            i = j
-        elif c.isalpha() or c == "_":
-            j = i + 1
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            toks.append(_Tok(_IDENT, text[i:j], i))
-            i = j
-        elif c == "." and i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_"):
-            j = i + 2
-            while j < n and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            toks.append(_Tok(_FIELD, text[i + 1:j], i))
-            i = j
-        elif text[i:i + 2] in _OPS2:
-            toks.append(_Tok(_OP, text[i:i + 2], i))
-            i += 2
-        elif c in _OPS1:
-            toks.append(_Tok(_OP, c, i))
-            i += 1
-        else:
-            raise src.parse_error(f"unrecognized character in action: {c!r}", i)
+        tok, i = _lex_token(src, text, c, i)
+        toks.append(tok)
 
+
+def _lex_token(src: _Src, text: str, c: str, i: int) -> Tuple[_Tok, int]:
+    """The one token that starts with ``c`` at ``i`` inside an action (``text`` is ``src.text``),
+    and where it ends."""
+    if c in "\"`'":
+        kind, literal, end = scan_quoted(text, i, lambda body, pos: _unquote(src, body, pos), src.parse_error)
+        return _Tok(_STR if kind == "string" else _NUM, literal, i), end
+    if c.isascii() and c.isdigit():
+        return _number_token(src, i)
+    if c.isalpha() or c == "_" or (c == "." and (text[i + 1:i + 2].isalpha() or text[i + 1:i + 2] == "_")):
+        return _lex_name(text, c, i)
+    if text[i:i + 2] in _OPS2:
+        return _Tok(_OP, text[i:i + 2], i), i + 2
+    if c in _OPS1:
+        return _Tok(_OP, c, i), i + 1
+    raise src.parse_error(f"unrecognized character in action: {c!r}", i)
+
+
+def _lex_name(text: str, c: str, i: int) -> Tuple[_Tok, int]:
+    """An identifier or a ``.field``: a run of letters, digits and ``_``."""
+    n = len(text)
+    j = i + 1
+    while j < n and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    if c == ".":
+        return _Tok(_FIELD, text[i + 1:j], i), j
+    return _Tok(_IDENT, text[i:j], i), j
+
+
+def _number_token(src: _Src, i: int) -> Tuple[_Tok, int]:
+    text = src.text
+    j = _scan_number(text, i)
+    lit = text[i:j].replace("_", "")
+    try:
+        if lit.lower().startswith("0x"):
+            val: Any = int(lit, 16)
+        elif any(ch in lit for ch in ".eE"):
+            val = float(lit)
+        elif len(lit) > 1 and lit.startswith("0"):
+            val = int(lit, 8)
+        else:
+            val = int(lit)
+    except ValueError:
+        raise src.parse_error(f"bad number syntax: {text[i:j]!r}", i) from None
+    if j < len(text) and (text[j].isalpha() or text[j] == "_"):
+        raise src.parse_error(f"bad number syntax: {text[i:j + 1]!r}", i)
+    return _Tok(_NUM, val, i), j
 
 def _lex(src: _Src, left: str, right: str) -> List[Tuple[str, Any, int]]:
     """Split the template into ("text", str, pos) and ("action", tokens, pos)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_sprint, is_number
+from ccm.gocompat.reflect import member
 from ccm.templates.jet.values import MISSING, _go_type, _truth
 from ccm.typing_guard import TYPE_CHECKING
 
@@ -50,8 +51,10 @@ def _get_member(rt: "_Runtime", base: Any, name: Any, pos: int) -> Any:
         return base[name] if name in base else MISSING
     if base is None or base is MISSING:
         raise rt.error(f"there is no field or method '{name}' in {_go_type(base)}", pos)
-    if isinstance(name, str) and not name.startswith("_") and hasattr(base, name):
-        return getattr(base, name)
+    if isinstance(name, str):
+        value = member(base, name, MISSING)
+        if value is not MISSING:
+            return value
     raise rt.error(f"can't evaluate index {name} ({name}) in type {_go_type(base)}", pos)
 
 
@@ -115,8 +118,10 @@ class _Index(_Node):
             raise rt.error(f"{_kind(base)} index out of range (index: {i}, len: {len(base)})", self.pos)
         if base is None or base is MISSING:
             raise rt.error(f"can't index {_go_type(base)}", self.pos)
-        if isinstance(idx, str) and hasattr(base, idx) and not idx.startswith("_"):
-            return getattr(base, idx)
+        if isinstance(idx, str):
+            value = member(base, idx, MISSING)
+            if value is not MISSING:
+                return value
         raise rt.error(f"indexing is not supported in value type {_go_type(base)}", self.pos)
 
 
@@ -217,25 +222,9 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool):
         return a == _truth(b)
     if isinstance(a, int):
-        if isinstance(b, str):
-            try:
-                return a == int(b, 10)
-            except ValueError:
-                return False
-        if is_number(b) or isinstance(b, bool):
-            return a == (int(b) if not isinstance(b, bool) else (0 if b else 1))
-        return False
+        return _int_equal(a, b)
     if isinstance(a, float):
-        if isinstance(b, bool):
-            return a == (0.0 if b else 1.0)
-        if is_number(b):
-            return a == float(b)
-        if isinstance(b, str):
-            try:
-                return a == float(b)
-            except ValueError:
-                return False
-        return False
+        return _float_equal(a, b)
     if isinstance(a, str):
         return isinstance(b, str) and a == b
     if isinstance(a, (list, tuple)):
@@ -245,6 +234,30 @@ def _equal(a: Any, b: Any) -> bool:
         return (isinstance(b, dict) and a.keys() == b.keys()
                 and all(_equal(a[k], b[k]) for k in a))
     return a is b or a == b
+
+
+def _int_equal(a: int, b: Any) -> bool:
+    if isinstance(b, str):
+        try:
+            return a == int(b, 10)
+        except ValueError:
+            return False
+    if is_number(b) or isinstance(b, bool):
+        return a == (int(b) if not isinstance(b, bool) else (0 if b else 1))
+    return False
+
+
+def _float_equal(a: float, b: Any) -> bool:
+    if isinstance(b, bool):
+        return a == (0.0 if b else 1.0)
+    if is_number(b):
+        return a == float(b)
+    if isinstance(b, str):
+        try:
+            return a == float(b)
+        except ValueError:
+            return False
+    return False
 
 
 class _Binary(_Node):
@@ -271,8 +284,8 @@ class _Binary(_Node):
 
     def _compare(self, rt: "_Runtime", op: str, a: Any, b: Any) -> bool:
         if isinstance(a, float) or (isinstance(a, int) and not isinstance(a, bool) and isinstance(b, float)):
-            x: Any = float(a)
-            y: Any = _to_float(rt, b, self.pos)
+            x: float = float(a)
+            y: float = _to_float(rt, b, self.pos)
         elif is_number(a):
             x, y = a, _to_int(rt, b, self.pos)
         else:
@@ -368,19 +381,19 @@ class _Assign:
 
 
 class _If:
-    def __init__(self, cond: _Node, body: list, orelse: Optional[list], pos: int,
+    def __init__(self, cond: _Node, body: List[Any], orelse: Optional[List[Any]], pos: int,
                  setup: Optional[_Assign] = None):
         self.cond, self.body, self.orelse, self.pos, self.setup = cond, body, orelse, pos, setup
 
 
 class _Range:
-    def __init__(self, names: List[_Node], let: bool, expr: _Node, body: list,
-                 orelse: Optional[list], pos: int):
+    def __init__(self, names: List[_Node], let: bool, expr: _Node, body: List[Any],
+                 orelse: Optional[List[Any]], pos: int):
         self.names, self.let, self.expr, self.body, self.orelse, self.pos = names, let, expr, body, orelse, pos
 
 
 class _Try:
-    def __init__(self, body: list, err_name: Optional[str], catch: Optional[list]):
+    def __init__(self, body: List[Any], err_name: Optional[str], catch: Optional[List[Any]]):
         self.body, self.err_name, self.catch = body, err_name, catch
 
 
@@ -393,7 +406,7 @@ class _Block:
     """A block definition; ``invoke`` when it is defined in the running template."""
 
     def __init__(self, name: str, params: List[Tuple[str, Optional[_Node]]], ctx: Optional[_Node],
-                 body: list, pos: int, invoke: bool):
+                 body: List[Any], pos: int, invoke: bool):
         self.name, self.params, self.ctx, self.body, self.pos, self.invoke = name, params, ctx, body, pos, invoke
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ccm.gocompat.fmt import go_key_order, go_sprint
+from ccm.gocompat.reflect import has_field
 from ccm.templates.engine_util import signature as _signature
 from ccm.templates.jet.builtins import _BUILTINS, _ISSET, _b_len
 from ccm.templates.jet.lexer import _lex, _Src
@@ -59,7 +60,7 @@ class _Runtime:
         self.scopes: List[Dict[str, Any]] = [{}]
         self.out: List[str] = []
         self.blocks = dict(blocks)
-        self.cache: Dict[str, Tuple[_Src, list, Dict[str, _Block]]] = {}
+        self.cache: Dict[str, Tuple[_Src, List[Any], Dict[str, _Block]]] = {}
         self.depth = 0
         self.signatures: Dict[Any, Any] = {}
 
@@ -101,7 +102,7 @@ class _Runtime:
         key = target.names[-1]
         if isinstance(owner, dict):
             owner[key] = value
-        elif owner is not None and owner is not MISSING and hasattr(owner, key):
+        elif owner is not None and owner is not MISSING and has_field(owner, key):
             setattr(owner, key, value)
         else:
             raise self.error(f"identifier {key!r} is not available in the current scope", target.pos)
@@ -147,7 +148,7 @@ class _Runtime:
         return value is not None and value is not MISSING
 
     # execution
-    def run(self, body: list) -> None:
+    def run(self, body: List[Any]) -> None:
         self.scopes.append({})
         try:
             for stmt in body:
