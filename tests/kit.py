@@ -49,6 +49,11 @@ def clean_env(home: Any = None, *, xdg: Any = None, inherit: bool = True, **extr
     if home is not None:
         env["HOME"] = str(home)
         env["XDG_CONFIG_HOME"] = str(xdg if xdg is not None else os.path.join(str(home), "xdg"))
+    return overlay(env, extra)
+
+
+def overlay(env: Dict[str, str], extra: Mapping[str, Optional[str]]) -> Dict[str, str]:
+    """``env`` with ``extra`` set over it, a ``None`` value unsetting its key."""
     for key, value in extra.items():
         if value is None:
             env.pop(key, None)

@@ -15,6 +15,8 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
+from tests.kit import overlay
+
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,12 +44,7 @@ def clean_env(**extra: Optional[str]) -> Dict[str, str]:
     """The test's environment minus what would steer the pyz; ``None`` values unset."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SHIV_", "PYTHON")) and k not in ("TMPDIR", "XDG_RUNTIME_DIR")}
-    for key, value in extra.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
+    return overlay(env, extra)
 
 
 def run(argv: List[str], env: Dict[str, str], timeout: float = 120,
