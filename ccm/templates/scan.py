@@ -107,30 +107,23 @@ def _scan(text: str) -> Tuple[Part, ...]:
     while i < n:
         ch = text[i]
         if ch == "{" and text.startswith("{{", i):
-            end = _end_of_double(text, i + 2)
-            if end < 0:
-                literal.append("{{")
-                i += 2
-                continue
-            if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(Expression(text[i + 2:end].strip(), i))
-            i = end + 2
+            opener, find_end, closer = "{{", _end_of_double, 2
         elif ch == "$" and text.startswith("${", i) and not text.startswith("${{", i):
-            end = _end_of_dollar(text, i + 2)
-            if end < 0:
-                literal.append("${")
-                i += 2
-                continue
-            if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(Expression(text[i + 2:end].strip(), i))
-            i = end + 1
+            opener, find_end, closer = "${", _end_of_dollar, 1
         else:
             literal.append(ch)
             i += 1
+            continue
+        end = find_end(text, i + 2)
+        if end < 0:   # never closed: the opener is text
+            literal.append(opener)
+            i += 2
+            continue
+        if literal:
+            parts.append("".join(literal))
+            literal = []
+        parts.append(Expression(text[i + 2:end].strip(), i))
+        i = end + closer
     if literal:
         parts.append("".join(literal))
     return tuple(parts)

@@ -7,7 +7,7 @@ import pytest
 from tests.kit import ccm as run, clean_env
 
 
-def ccm(cwd, *args, **env):
+def ccm_in(cwd, *args, **env):
     return run(*args, cwd=cwd, env=clean_env(cwd, **env), timeout=60)
 
 
@@ -29,7 +29,7 @@ def work(tmp_path):
     ("--facts", "list.yaml", "--facts file list.yaml must contain a map, got list"),
 ])
 def test_file_flag_errors_name_the_flag(work, command, flag, file, starts):
-    r = ccm(work, *command, flag, file, "m.yaml")
+    r = ccm_in(work, *command, flag, file, "m.yaml")
     assert r.returncode == 1
     line = r.stderr.splitlines()[0]
     line = line[len("ccm: error: "):] if line.startswith("ccm: error: ") else line[len("m.yaml: "):]
@@ -37,12 +37,12 @@ def test_file_flag_errors_name_the_flag(work, command, flag, file, starts):
 
 
 def test_hiera_from_the_environment_names_the_variable(work):
-    r = ccm(work, "apply", "--noop", "m.yaml", CCM_HIERA_DATA="nope.yaml")
+    r = ccm_in(work, "apply", "--noop", "m.yaml", CCM_HIERA_DATA="nope.yaml")
     assert r.returncode == 1
     assert r.stderr.startswith("ccm: error: --hiera (CCM_HIERA_DATA) nope.yaml: file not found: "), r.stderr
 
 
 def test_ensure_hiera_error_names_the_flag(work):
-    r = ccm(work, "ensure", "exec", "/bin/true", "--noop", "--hiera", "bad.yaml")
+    r = ccm_in(work, "ensure", "exec", "/bin/true", "--noop", "--hiera", "bad.yaml")
     assert r.returncode == 1
     assert r.stderr.startswith("ccm: error: --hiera bad.yaml: failed to parse "), r.stderr
