@@ -17,7 +17,7 @@ resource, and a templated file content is never batched, as before):
 * a file content whose template reads only such values (``only_probes``: no ``readFile``,
   no function) may be batched on a first run (``ccm.apply.batch``): it reads no file.
 
-The differential test against the plain path: ``tests/engine/test_template_cache_twin.py``.
+The differential test against the plain path: ``tests/engine/test_templated_runs_equal_the_plain_path.py``.
 
 Not: a cache of rendered values (a template renders again on every run).
 """
