@@ -1,6 +1,6 @@
 """Which build of ccm.pyz is running: for ``ccm --version`` and reports.
 
-The boot stub of the zipapp (``_ccm_stub``, made from ``ccm/_bootstub.py``) carries the
+The boot stub of the zipapp (``_ccm_stub``, made from ``pyzboot/stub.py``) carries the
 build id (shiv's content hash of site-packages); from a source tree there is none.
 """
 from __future__ import annotations

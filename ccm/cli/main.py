@@ -171,7 +171,7 @@ def version_text() -> str:
     it and the machine."""
     from ccm import __version__
 
-    # baked into the pyz's start-up modules (ccm/_bootstub.py, ccm/_bootstrap.py in the zip)
+    # baked into the pyz's start-up modules (pyzboot/stub.py and pyzboot/boot.py, built into the zip)
     from ccm.buildinfo import build_id as _build_id
 
     build_id = _build_id()
