@@ -242,6 +242,7 @@ ENVIRONMENT: Tuple[Tuple[str, str], ...] = (
     ("CCM_REPORT_CLIENT", "nats-py: publish and read fleet reports through nats-py and json, not ccm's fast paths"),
     ("CCM_TEMPLATE_CACHE", "0: no template cache (templated manifests load in full on every run)"),
     ("CCM_WATCH_SUBSET", "0: a drift found by the agent's watch re-applies the whole manifest"),
+    ("CCM_WATCH_KEEP", "0: the drift watch places its watches again after every full apply"),
     ("CCM_WATCH_PACKAGE_DB", "tests: the package database files the drift watch watches (:-separated)"),
     ("CCM_NATS_RETRY_SECONDS", "how long JetStream operations retry through elections (default 15)"),
     ("CCM_AGENT_TEST_TIMESCALE", "tests only: a factor (0 < x <= 1) that shrinks every fixed period of ccm agent"),

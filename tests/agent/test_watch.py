@@ -365,3 +365,31 @@ def test_a_subset_repair_leaves_the_host_as_a_whole_manifest_re_apply_does(tmp_p
     assert fast == plain and fast["restarts"][0] == "r\nr\n"   # the first apply and the repair each refreshed
     assert fast_ref == plain_ref
     assert (fast_total, plain_total) == (2, 3)                 # the subset: the file and its subscriber
+
+
+def _steady_runs_then_drift(tmp_path, keep):
+    out = tmp_path / "out"
+    out.mkdir()
+    conf, marker = out / "app.conf", out / "restarts"
+    agent = _start(tmp_path, [_file(conf), {"exec": {
+        "name": "restart", "command": f"/bin/sh -c 'echo r >> {marker}'", "refreshonly": True,
+        "subscribe": [f"file#{conf}"]}}], env={"CCM_WATCH_KEEP": keep}, extra_cfg={"interval": "1s"})
+    try:   # a scheduled apply every second (the floor is scaled for tests): watches kept from the second on
+        agent.wait_status(lambda s: s["manifests"] and s["manifests"][0]["applies"] >= 4
+                          and s["manifests"][0]["watch"].get("paths_watched", 0) >= 1)
+        conf.write_text("edited\n")
+        _repaired(agent)
+        wait_for(lambda: marker.exists() and marker.read_text() == "r\nr\n", 5, what="the refresh of the repair")
+        st = agent.status()["manifests"][0]["watch"]
+    finally:
+        agent.stop()
+    return twins.tree_state(out), st["paths_watched"], st["last_drift"]["repaired"]
+
+
+def test_kept_watches_repair_as_watches_placed_after_every_run(tmp_path):
+    """Steady scheduled applies keep the placed watches (CCM_WATCH_KEEP, default) instead of
+    planning and placing them again (``CCM_WATCH_KEEP=0``, the plain twin): a drift after
+    them is repaired, and refreshed, the same way."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _steady_runs_then_drift(tmp_path / "a", "1") == _steady_runs_then_drift(tmp_path / "b", "0")

@@ -139,6 +139,19 @@ class ManifestWatch:
             self._suspended = False
         self._wake()
 
+    def keep(self) -> None:
+        """After a full apply that managed the same paths as the one that placed the watches
+        and changed none of them: what ``arm`` would do without placing them again (the
+        apply's own events dropped, back-off forgotten, watching resumed)."""
+        with self._lock:
+            if self._ino is None:
+                return
+            self._drain()
+            plan = self._plan
+            self.backoff.forget({t.ref for t in plan.targets} | set(plan.packages) | set(plan.services))
+            self._suspended = False
+        self._wake()
+
     def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
