@@ -10,6 +10,7 @@ resource: reported only), in a log line, the run's events, ``/status`` and the
 """
 from __future__ import annotations
 
+import os
 import time
 
 from ccm.agent.watch import targets
@@ -106,8 +107,6 @@ class DriftWatch:
             self._armed_for = None
             self.watch.arm(targets.plan(self._seen, top_refs), set(only))
             return
-        import os
-
         key = None if os.environ.get(KEEP_ENV) == "0" else _paths_key(self._seen, top_refs)
         steady = not any(s.changed or s.failed for s in self._seen)
         if key is not None and steady and key == self._armed_for and not self.watch.exhausted:

@@ -130,7 +130,7 @@ class ManifestWatch:
             self._drain()
             if refs is None:
                 self._plan = plan
-                self.backoff.forget({t.ref for t in plan.targets} | set(plan.packages) | set(plan.services))
+                self._forget_backoff()
             else:
                 keep = [t for t in self._plan.targets if t.ref not in refs]
                 self._plan = targets.Plan(keep + plan.targets, self._plan.packages, self._plan.services,
@@ -147,10 +147,14 @@ class ManifestWatch:
             if self._ino is None:
                 return
             self._drain()
-            plan = self._plan
-            self.backoff.forget({t.ref for t in plan.targets} | set(plan.packages) | set(plan.services))
+            self._forget_backoff()
             self._suspended = False
         self._wake()
+
+    def _forget_backoff(self) -> None:
+        """A full apply ran every resource of the plan: their back-off starts again."""
+        plan = self._plan
+        self.backoff.forget({t.ref for t in plan.targets} | set(plan.packages) | set(plan.services))
 
     def _wake(self) -> None:
         try:
